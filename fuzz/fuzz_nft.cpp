@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+// nft text, listing and script form (nft.hpp): parse with an include resolver that serves the input
+// itself for every `include`, so include chains and cycles are exercised too. No crash, no escaped
+// exception, every diagnostic located in one of the script's sources and bounded, and a parse without
+// errors compares structurally equal to itself.
+
+#include "fuzz_support.hpp"
+
+#include <nflens/nft.hpp>
+
+#include <optional>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace nflens;
+  const std::string text(fuzz::text(data, size));
+  nft::parse_options opt;
+  opt.include_resolver = [&text](std::string_view) -> std::optional<std::string> { return text; };
+  const auto parsed = nft::parse("<fuzz>", text, opt);
+  fuzz::check_diagnostics(parsed.diagnostics, opt.limits);
+  if (parsed.ok()) fuzz::require(!nft::compare(parsed.value, parsed.value).has_value(), "a script equals itself");
+  return 0;
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// @file
+/// Source texts, byte spans into them, line/column lookup, and the arena that holds parsed nodes.
+///
+/// Every AST node of nflens carries a `span`: a byte range relative to the `source` it was parsed from.
+/// Top-level nodes (tables, chains, rules, sets, elements, commands) also carry the `source_ptr` of their
+/// text, so that a ruleset assembled from several inputs (a dump plus restore or `nft -f` deltas) still
+/// tells, for every node, which file, line and column it came from. Sub-nodes (matches, options,
+/// expressions, statements) use the source of the top-level node that contains them.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <memory_resource>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace nflens {
+
+/// A byte range `[offset, offset + length)` in one source text. 8 bytes, trivially copyable.
+struct span {
+  std::uint32_t offset = 0;  ///< byte offset from the start of the source text
+  std::uint32_t length = 0;  ///< length in bytes
+  friend constexpr bool operator==(span, span) noexcept = default;
+};
+
+/// A position resolved from a byte offset: 1-based line, 1-based byte column (a tab counts as one
+/// byte, as in nft's and gcc's `file:line:column`), and the byte offset itself.
+struct location {
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+  std::uint32_t offset = 0;
+  friend constexpr bool operator==(const location&, const location&) noexcept = default;
+};
+
+/// One input text (a file, standard input or an in-memory string) and the memory of everything parsed
+/// from it. Nodes refer into `text()` with `std::string_view` and `span`; decoded strings that differ
+/// from the text (unescaped quotes, for example) and node arrays live in the source's arena. A source
+/// is created by a parse function, filled during that parse, and shared read-only (`source_ptr`)
+/// afterwards by every ruleset that holds nodes from it. Texts up to 4 GiB (offsets are 32-bit).
+class source {
+ public:
+  /// Takes ownership of `text`; `name` is what diagnostics print (a path, `-` or `<string>`).
+  source(std::string name, std::string text);
+  source(const source&) = delete;
+  source& operator=(const source&) = delete;
+  ~source();
+
+  [[nodiscard]] std::string_view name() const noexcept { return name_; }
+  [[nodiscard]] std::string_view text() const noexcept { return text_; }
+  /// The text a span covers; an empty view when the span lies outside the text.
+  [[nodiscard]] std::string_view text(span s) const noexcept;
+  /// Line and column of a byte offset (offsets past the end resolve to the end). O(log lines).
+  [[nodiscard]] location locate(std::uint32_t offset) const noexcept;
+  [[nodiscard]] location locate(span s) const noexcept { return locate(s.offset); }
+  /// The text of 1-based line `line`, without its line terminator (`\n` or `\r\n`).
+  [[nodiscard]] std::string_view line(std::uint32_t line) const noexcept;
+  /// Number of lines; a final line without a newline counts, an empty text has one (empty) line.
+  [[nodiscard]] std::uint32_t line_count() const noexcept { return static_cast<std::uint32_t>(line_starts_.size()); }
+  /// The span of `part`, which must be a view into `text()`.
+  [[nodiscard]] span span_of(std::string_view part) const noexcept;
+
+  /// Arena allocation for parsers: storage that lives as long as the source. Never freed piecemeal.
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment);
+  /// Copies `items` into the arena. Only for trivially destructible node types (no destructor runs).
+  template <class T>
+  [[nodiscard]] std::span<const T> store(std::span<const T> items) {
+    static_assert(std::is_trivially_destructible_v<T>, "arena nodes are never destroyed");
+    if (items.empty()) return {};
+    auto* out = static_cast<T*>(allocate(sizeof(T) * items.size(), alignof(T)));
+    for (std::size_t i = 0; i < items.size(); ++i) std::construct_at(out + i, items[i]);
+    return {out, items.size()};
+  }
+  /// Copies one node into the arena and returns a stable pointer to it.
+  template <class T>
+  [[nodiscard]] const T* store_one(const T& item) {
+    static_assert(std::is_trivially_destructible_v<T>, "arena nodes are never destroyed");
+    return std::construct_at(static_cast<T*>(allocate(sizeof(T), alignof(T))), item);
+  }
+  /// Copies a string into the arena (for decoded text that is not a slice of the source).
+  [[nodiscard]] std::string_view store(std::string_view text);
+  /// Bytes taken by the arena so far (for the benchmarks' memory accounting).
+  [[nodiscard]] std::size_t arena_bytes() const noexcept { return arena_bytes_; }
+
+ private:
+  std::string name_;
+  std::string text_;
+  std::vector<std::uint32_t> line_starts_;
+  std::pmr::monotonic_buffer_resource arena_;
+  std::size_t arena_bytes_ = 0;
+};
+
+/// Shared, read-only ownership of a source. Rulesets keep the sources their nodes point into alive.
+using source_ptr = std::shared_ptr<const source>;
+
+/// Limits that bound the work and memory any input can cause (see the hardening notes in README.md).
+struct limits {
+  std::size_t max_input_bytes = std::size_t{1} << 30;  ///< larger inputs are refused with `input_too_large`
+  std::uint32_t max_errors = 50;                       ///< diagnostics of severity error kept per parse
+  std::uint32_t max_depth = 256;                       ///< nesting of blocks, sets, parentheses, operators
+  /// Diagnostics of severity warning kept per parse (0: no cap); the rest are counted in one
+  /// `too_many_warnings` warning. A million unmodelled statements must not make a million diagnostics.
+  std::uint32_t max_warnings = 1000;
+};
+
+}  // namespace nflens

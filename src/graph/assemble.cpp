@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: MIT
+// From evaluated frontends to services: merging what NAT and the filter hooks do to each destination,
+// telling gates (LoadBalancer source ranges) from short-circuits (Local policy), grouping frontends by
+// the identity the ruleset records (or by the endpoint selection they reach), and reading endpoint
+// shares off the selection.
+
+#include "dispatch.hpp"
+#include "evaluate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace nflens::dispatch {
+namespace {
+
+using terminal_kind = terminal::kind;
+
+struct dest_key {
+  bool has_addr = false, local = false;
+  ip_prefix addr;
+  l4_protocol proto = l4_protocol::any;
+  port_range port;
+  friend auto operator<=>(const dest_key&, const dest_key&) = default;
+};
+
+dest_key key_of(const dest& d) {
+  dest_key k;
+  k.has_addr = d.has_addr;
+  k.local = d.local;
+  if (d.has_addr) k.addr = d.addr;
+  k.proto = d.proto;
+  k.port = d.has_port ? d.port : port_range{0, 65535};
+  return k;
+}
+
+/// `ns/name:port` at the start of a kube-proxy comment, and the words after it.
+struct comment_identity {
+  service_name name;
+  std::string_view suffix;
+};
+
+std::optional<comment_identity> identity_from_comment(std::string_view c) {
+  if (c.empty()) return std::nullopt;
+  const auto sp = c.find(' ');
+  auto n = parse_service_name(c.substr(0, sp));
+  if (!n) return std::nullopt;
+  comment_identity id{std::move(*n), sp == std::string_view::npos ? std::string_view{} : c.substr(sp + 1)};
+  return id;
+}
+
+/// kube-proxy nftables chain names: `service-HASH8-ns/name/proto/port`, likewise `local-`, `external-`,
+/// `firewall-`, `endpoint-` (with `__ip/port`). Truncated names (ending in "...") give nothing.
+std::optional<std::pair<service_name, l4_protocol>> identity_from_chain(std::string_view name) {
+  for (std::string_view pre : {"service-", "local-", "external-", "firewall-", "endpoint-"}) {
+    if (name.substr(0, pre.size()) != pre) continue;
+    auto rest = name.substr(pre.size());
+    if (rest.size() < 10 || rest[8] != '-') return std::nullopt;
+    rest = rest.substr(9);
+    if (rest.size() >= 3 && rest.substr(rest.size() - 3) == "...") return std::nullopt;
+    if (const auto u = rest.find("__"); u != std::string_view::npos) rest = rest.substr(0, u);
+    std::string_view parts[4];
+    for (int i = 0; i < 3; ++i) {
+      const auto s = rest.find('/');
+      if (s == std::string_view::npos) return std::nullopt;
+      parts[i] = rest.substr(0, s);
+      rest = rest.substr(s + 1);
+    }
+    if (rest.find('/') != std::string_view::npos) return std::nullopt;
+    parts[3] = rest;
+    auto proto = parse_protocol(parts[2]);
+    if (!proto || parts[0].empty() || parts[1].empty()) return std::nullopt;
+    return std::make_pair(service_name{std::string(parts[0]), std::string(parts[1]), std::string(parts[3])}, *proto);
+  }
+  return std::nullopt;
+}
+
+/// A frontend being assembled from what NAT (rec), the post-DNAT filter (filter_rec) and the pre-DNAT
+/// filter (gate_rec) do to one destination.
+struct fe_work {
+  index rec = none;
+  index filter_rec = none;
+  index gate_rec = none;
+  bool dead = false;  // folded into another
+  dest d;
+  std::optional<service_name> name;
+  std::string_view suffix;  // comment words after the identity ("cluster IP", "has no endpoints", ...)
+  l4_protocol name_proto = l4_protocol::any;
+  std::vector<const terminal*> dispatch;  // DNAT results for admitted traffic
+  index selection = none;                 // their selection chain (none: a direct DNAT rule)
+  index direct_rule = none;
+  bool has_dispatch = false;
+  bool direct_first = false;  // the selection is the first chain entered
+  outcome verdict = outcome::none;
+  std::vector<ip_prefix> ranges;
+  std::vector<ip_prefix> short_prefixes;
+  bool short_local = false;
+  std::vector<const branch*> affinity;
+  std::vector<index> recs;  // every record that contributes (for origins and chains)
+};
+
+bool is_dnat(const terminal& t) { return t.k == terminal_kind::dnat || t.k == terminal_kind::redirect; }
+
+bool dispatches(const frontend_record& r) { return std::any_of(r.results.begin(), r.results.end(), is_dnat); }
+
+index selection_of(const std::vector<terminal>& ts) {
+  for (const auto& t : ts)
+    if (is_dnat(t)) return t.selection_chain;
+  return none;
+}
+
+outcome verdict_of(const std::vector<terminal>& ts) {
+  double drop = 0, reject = 0;
+  for (const auto& t : ts) {
+    if (t.k == terminal_kind::drop) drop += t.mass;
+    if (t.k == terminal_kind::reject) reject += t.mass;
+  }
+  if (drop == 0 && reject == 0) return outcome::none;
+  return reject >= drop ? outcome::reject : outcome::drop;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+class assembler {
+ public:
+  assembler(const program& p, evaluation& ev) : p_(p), ev_(ev) {
+    origin_chain_.assign(p.origins.size(), none);
+    for (index c = 0; c < p.chains.size(); ++c)
+      for (index r = p.chains[c].first; r < p.chains[c].first + p.chains[c].count; ++r)
+        if (p.rules[r].origin != none) origin_chain_[p.rules[r].origin] = c;
+    if (p.cluster_ip_set != none) {
+      const auto& s = p.sets[p.cluster_ip_set];
+      for (index i = s.first; i < s.first + s.count; ++i) cluster_ips_.insert(p.values[i].prefix.address);
+    }
+    for (const auto& s : p.sets) set_names_.insert(s.name);
+  }
+
+  dispatch_graph run() {
+    dispatch_graph g;
+    g.backend = p_.backend;
+    g.family = p_.family;
+    g.sources = p_.sources;
+    g.structure = p_.structure;
+    collect();
+    group(g);
+    return g;
+  }
+
+ private:
+  // ---- frontends ------------------------------------------------------------------------------
+
+  void set_identity(fe_work& w, const frontend_record& r) const {
+    if (w.name) return;
+    if (auto id = identity_from_comment(r.comment)) {
+      w.name = std::move(id->name);
+      w.suffix = id->suffix;
+      return;
+    }
+    for (const index c : r.chains)
+      if (auto id = identity_from_chain(p_.chains[c].name)) {
+        w.name = std::move(id->first);
+        w.name_proto = id->second;
+        return;
+      }
+  }
+
+  bool has_identity(const frontend_record& r) const {
+    fe_work w;
+    set_identity(w, r);
+    return w.name.has_value();
+  }
+
+  /// A pre-DNAT record that drops every source but some prefixes (nft `ip saddr != { ... } drop`).
+  std::optional<std::vector<ip_prefix>> gate_of(const frontend_record& r) const {
+    std::vector<ip_prefix> allowed;
+    bool dropped = false;
+    for (const auto& t : r.results) {
+      if (t.k != terminal_kind::drop && t.k != terminal_kind::reject) continue;
+      dropped = true;
+      if (t.rule == none) continue;
+      const auto& ru = p_.rules[t.rule];
+      for (index k = ru.first; k < ru.first + ru.count; ++k) {
+        const auto& c = p_.conditions[k];
+        if (c.what != field::saddr || !c.negated) continue;
+        index first = c.first, count = c.count;
+        if (c.kind == cond_kind::addr_set) {
+          if (c.set == none) continue;
+          first = p_.sets[c.set].first;
+          count = p_.sets[c.set].count;
+        } else if (c.kind != cond_kind::addr) {
+          continue;
+        }
+        for (index v = first; v < first + count; ++v) allowed.push_back(p_.values[v].prefix);
+      }
+    }
+    if (!dropped) return std::nullopt;
+    return allowed;
+  }
+
+  void collect() {
+    const auto& fr = ev_.frontends;
+    std::map<dest_key, index> nat_by_key, post_by_key, pre_by_key;
+    std::map<index, std::vector<index>> extra;  // records folded into a kept one
+    for (index i = 0; i < fr.size(); ++i) {
+      const auto& r = fr[i];
+      const auto k = key_of(r.d);
+      if (r.when == stage::nat) {
+        const bool useful = dispatches(r) || !r.branches.empty() || has_identity(r);
+        if (!useful) continue;  // a destination some rule names but nothing translates
+        auto [it, fresh] = nat_by_key.emplace(k, i);
+        if (!fresh) {
+          // The same destination met twice (several hooks, or a shadowed rule): the first that translates wins.
+          if (!dispatches(fr[it->second]) && dispatches(r)) {
+            extra[i].push_back(it->second);
+            for (auto x : extra[it->second]) extra[i].push_back(x);
+            it->second = i;
+          } else {
+            extra[it->second].push_back(i);
+          }
+        }
+      } else if (r.when == stage::post_dnat) {
+        if (verdict_of(r.results) != outcome::none) post_by_key.emplace(k, i);
+      } else if (gate_of(r)) {
+        pre_by_key.emplace(k, i);
+      }
+    }
+    auto take = [](std::map<dest_key, index>& m, const dest_key& k) {
+      auto it = m.find(k);
+      if (it == m.end()) return none;
+      const index v = it->second;
+      m.erase(it);
+      return v;
+    };
+    for (auto& [k, i] : nat_by_key) {
+      fe_work w;
+      w.rec = i;
+      w.d = fr[i].d;
+      w.recs.push_back(i);
+      for (auto x : extra[i]) w.recs.push_back(x);
+      w.filter_rec = take(post_by_key, k);
+      w.gate_rec = take(pre_by_key, k);
+      work_.push_back(std::move(w));
+    }
+    for (auto& [k, i] : post_by_key) {
+      fe_work w;
+      w.filter_rec = i;
+      w.d = fr[i].d;
+      w.gate_rec = take(pre_by_key, k);
+      work_.push_back(std::move(w));
+    }
+    for (auto& [k, i] : pre_by_key) {
+      fe_work w;
+      w.gate_rec = i;
+      w.d = fr[i].d;
+      work_.push_back(std::move(w));
+    }
+    for (auto& w : work_) {
+      if (w.filter_rec != none) w.recs.push_back(w.filter_rec);
+      if (w.gate_rec != none) w.recs.push_back(w.gate_rec);
+      analyse(w);
+    }
+    fold_narrower();
+  }
+
+  void analyse(fe_work& w) {
+    const auto& fr = ev_.frontends;
+    for (const index r : w.recs) set_identity(w, fr[r]);
+    if (w.gate_rec != none)
+      if (auto g = gate_of(fr[w.gate_rec])) w.ranges = std::move(*g);
+    if (w.rec != none) {
+      const auto& r = fr[w.rec];
+      for (const auto& t : r.results)
+        if (is_dnat(t)) w.dispatch.push_back(&t);
+      const bool generic_dispatch = !w.dispatch.empty();
+      for (const auto& b : r.branches) {
+        if (b.cls.k == source_class::kind::affinity) {
+          w.affinity.push_back(&b);
+          continue;
+        }
+        const bool reaches = std::any_of(b.results.begin(), b.results.end(), is_dnat);
+        const index sel = selection_of(b.results);
+        if (reaches && sel != none && sel == b.target) {
+          // Straight into an endpoint selection: a short-circuit for this source (Local policy).
+          if (b.cls.k == source_class::kind::local)
+            w.short_local = true;
+          else
+            w.short_prefixes.push_back(b.cls.prefix);
+        } else if (!generic_dispatch && b.cls.k == source_class::kind::prefix && b.target != none) {
+          // A gate before the service's own dispatch (iptables KUBE-FW-*): only these sources get in (and
+          // under the Local policy without local endpoints, even they are dropped later).
+          w.ranges.push_back(b.cls.prefix);
+          if (w.dispatch.empty() && reaches)
+            for (const auto& t : b.results)
+              if (is_dnat(t)) w.dispatch.push_back(&t);
+        }
+      }
+      if (!w.dispatch.empty()) {
+        w.has_dispatch = true;
+        w.selection = w.dispatch.front()->selection_chain;
+        if (w.selection == none) w.direct_rule = w.dispatch.front()->rule;
+        w.direct_first = w.selection != none && w.dispatch.front()->depth == 2;
+      }
+      w.verdict = verdict_of(r.results);
+    }
+    if (w.verdict == outcome::none && w.filter_rec != none) w.verdict = verdict_of(fr[w.filter_rec].results);
+    if (w.verdict == outcome::none && !w.has_dispatch && w.gate_rec != none && !w.ranges.empty())
+      w.verdict = outcome::drop;
+    std::sort(w.ranges.begin(), w.ranges.end());
+    w.ranges.erase(std::unique(w.ranges.begin(), w.ranges.end()), w.ranges.end());
+  }
+
+  /// Folds a frontend narrowed to some local addresses (kube-proxy's NodePorts on 127.0.0.0/8) into the
+  /// frontend on any local address with the same port and dispatch.
+  void fold_narrower() {
+    std::map<std::tuple<l4_protocol, port_range, index, std::string>, fe_work*> wide;
+    for (auto& b : work_)
+      if (b.d.local && !b.d.has_addr)
+        wide.emplace(std::make_tuple(b.d.proto, b.d.port, b.selection, b.name ? b.name->str() : std::string{}), &b);
+    for (auto& a : work_) {
+      if (!a.d.local || !a.d.has_addr) continue;
+      auto it = wide.find(std::make_tuple(a.d.proto, a.d.port, a.selection, a.name ? a.name->str() : std::string{}));
+      if (it == wide.end()) continue;
+      for (auto r : a.recs) it->second->recs.push_back(r);
+      a.dead = true;
+    }
+  }
+
+  // ---- services -------------------------------------------------------------------------------
+
+  struct service_work {
+    std::optional<service_name> name;
+    l4_protocol proto = l4_protocol::any;
+    std::vector<fe_work*> fes;
+  };
+
+  void group(dispatch_graph& g) {
+    std::map<std::pair<std::string, l4_protocol>, std::size_t> by_name;
+    std::map<std::pair<index, index>, std::size_t> by_selection;
+    std::vector<service_work> sws;
+    for (auto& w : work_) {
+      if (w.dead) continue;
+      const l4_protocol proto = w.d.has_proto ? w.d.proto : w.name_proto;
+      std::size_t at = sws.size();
+      if (w.name) {
+        auto [it, fresh] = by_name.emplace(std::make_pair(w.name->str(), proto), sws.size());
+        at = it->second;
+        if (fresh) sws.push_back(service_work{w.name, proto, {}});
+      } else if (w.has_dispatch) {
+        auto [it, fresh] = by_selection.emplace(std::make_pair(w.selection, w.direct_rule), sws.size());
+        at = it->second;
+        if (fresh) sws.push_back(service_work{std::nullopt, proto, {}});
+      } else {
+        continue;  // neither identity nor translation: not a service
+      }
+      sws[at].fes.push_back(&w);
+    }
+    for (auto& sw : sws) build_service(g, sw);
+    measure(g);
+    // Named services sorted by name (as the ground truth is), then the others by their first frontend.
+    std::vector<std::size_t> order(g.services.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto label = [&](std::size_t i) { return g.services[i].label(); };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const auto& sa = g.services[a];
+      const auto& sb = g.services[b];
+      if (sa.name.has_value() != sb.name.has_value()) return sa.name.has_value();
+      if (sa.name && sb.name) {
+        const auto na = sa.name->str(), nb = sb.name->str();
+        if (na != nb) return na < nb;
+        return sa.protocol < sb.protocol;
+      }
+      return label(a) < label(b);
+    });
+    std::vector<service> sorted;
+    std::vector<dispatch_graph::owned> owned;
+    sorted.reserve(order.size());
+    for (auto i : order) {
+      sorted.push_back(std::move(g.services[i]));
+      owned.push_back(g.ownership[i]);
+    }
+    g.services = std::move(sorted);
+    g.ownership = std::move(owned);
+  }
+
+  bool in_cluster_set(const dest& d) const { return d.has_addr && cluster_ips_.count(d.addr.address) != 0; }
+
+  const fe_work* find_cluster_ip(const service_work& sw) const {
+    for (const auto* w : sw.fes)
+      if (starts_with(w->suffix, "cluster IP")) return w;
+    for (const auto* w : sw.fes)
+      if (in_cluster_set(w->d)) return w;
+    for (const auto* w : sw.fes)
+      if (w->rec == none && w->filter_rec != none && p_.cluster_ip_chain != none &&
+          ev_.frontends[w->filter_rec].entry_chain == p_.cluster_ip_chain)
+        return w;
+    if (!sw.name) return nullptr;
+    for (const auto* w : sw.fes)
+      if (w->has_dispatch && w->direct_first && w->d.has_addr && !w->d.local && w->d.addr_set == none) return w;
+    // kube-proxy writes a ClusterIP for every service port: when only one address frontend is left
+    // (a service without endpoints in a dump without a `cluster-ips` set), it is that one.
+    const fe_work* only = nullptr;
+    for (const auto* w : sw.fes) {
+      if (!w->d.has_addr || w->d.local || (w->d.addr_set != none && w->d.addr_set != p_.cluster_ip_set)) continue;
+      if (only != nullptr) return nullptr;
+      only = w;
+    }
+    return only;
+  }
+
+  frontend_kind classify(const fe_work& w, const fe_work* cluster) const {
+    if (starts_with(w.suffix, "cluster IP")) return frontend_kind::cluster_ip;
+    if (starts_with(w.suffix, "external IP")) return frontend_kind::external_ip;
+    if (starts_with(w.suffix, "loadbalancer IP")) return frontend_kind::load_balancer_ip;
+    if (!w.name) return frontend_kind::dnat;
+    if (&w == cluster) return frontend_kind::cluster_ip;
+    if (w.d.local || (w.d.addr_set != none && w.d.addr_set != p_.cluster_ip_set)) return frontend_kind::node_port;
+    if (!w.ranges.empty()) return frontend_kind::load_balancer_ip;
+    return frontend_kind::external_or_load_balancer_ip;
+  }
+
+  void add_origin(std::vector<origin>& out, index o) const {
+    if (o == none) return;
+    const auto& x = p_.origins[o];
+    for (const auto& y : out)
+      if (y == x) return;
+    out.push_back(x);
+  }
+
+  void add_chain_rules(std::vector<origin>& out, index c) const {
+    if (c == none) return;
+    const auto& ch = p_.chains[c];
+    for (index r = ch.first; r < ch.first + ch.count; ++r) add_origin(out, p_.rules[r].origin);
+  }
+
+  /// Endpoints and their shares from one frontend's DNAT results.
+  std::vector<endpoint> endpoints_of(const std::vector<const terminal*>& ts, const frontend_record* rec) const {
+    std::vector<endpoint> eps;
+    std::vector<std::tuple<ip_address, bool, std::uint16_t>> keys;
+    for (const auto* t : ts) {
+      const auto key = std::make_tuple(t->addr, t->has_port, t->port);
+      auto it = std::find(keys.begin(), keys.end(), key);
+      if (it != keys.end()) {
+        auto& e = eps[static_cast<std::size_t>(it - keys.begin())];
+        e.probability += t->mass;
+        if (e.mechanism != selection::statistic_ladder) e.threshold += t->slots;
+        continue;
+      }
+      keys.push_back(key);
+      endpoint e;
+      e.address = t->addr;
+      e.has_port = t->has_port;
+      e.port = t->port;
+      e.probability = t->mass;
+      e.mechanism = t->mech;
+      e.threshold = t->mech == selection::statistic_ladder ? t->threshold : t->slots;
+      e.modulus = t->modulus;
+      e.position = static_cast<std::uint32_t>(eps.size());
+      add_origin(e.origins, t->selection_origin);
+      add_chain_rules(e.origins, t->endpoint_chain);
+      if (rec != nullptr)
+        for (const auto& m : rec->masq)
+          if (m.chain == t->endpoint_chain && t->endpoint_chain != none &&
+              std::find(e.masquerades.begin(), e.masquerades.end(), m.m) == e.masquerades.end())
+            e.masquerades.push_back(m.m);
+      eps.push_back(std::move(e));
+    }
+    // The ladder's last rule has no `-m statistic`: it takes all that is left (threshold 2^31).
+    const bool ladder = std::any_of(eps.begin(), eps.end(),
+                                    [](const endpoint& e) { return e.mechanism == selection::statistic_ladder; });
+    if (ladder)
+      for (auto& e : eps)
+        if (e.mechanism == selection::single) {
+          e.mechanism = selection::statistic_ladder;
+          e.threshold = 0x80000000u;
+        }
+    return eps;
+  }
+
+  void build_service(dispatch_graph& g, service_work& sw) {
+    const auto& fr = ev_.frontends;
+    service s;
+    s.name = sw.name;
+    s.protocol = sw.proto;
+    const fe_work* cluster = find_cluster_ip(sw);
+    const fe_work* rep = cluster != nullptr && cluster->has_dispatch ? cluster : nullptr;
+    if (rep == nullptr)
+      for (const auto* w : sw.fes)
+        if (w->has_dispatch) {
+          rep = w;
+          break;
+        }
+    const index cluster_sel = rep != nullptr ? rep->selection : none;
+    const frontend_record* rep_rec = rep != nullptr && rep->rec != none ? &fr[rep->rec] : nullptr;
+    std::set<index> endpoint_chains;
+    if (rep != nullptr) {
+      s.endpoints = endpoints_of(rep->dispatch, rep_rec);
+      for (const auto* t : rep->dispatch) endpoint_chains.insert(t->endpoint_chain);
+      double sum = 0;
+      for (const auto& e : s.endpoints) sum += e.probability;
+      s.untranslated = sum < 1 ? 1 - sum : 0;
+      if (s.untranslated < 1e-12) s.untranslated = 0;
+      add_chain_rules(s.origins, cluster_sel);
+    }
+    // Affinity: rules that send a known client straight to its endpoint.
+    std::uint32_t timeout = 0;
+    bool affinity = false;
+    for (const auto* w : sw.fes)
+      for (const auto* b : w->affinity) {
+        affinity = true;
+        timeout = std::max(timeout, b->cls.timeout_s);
+        for (const auto& t : b->results)
+          if (is_dnat(t))
+            for (auto& e : s.endpoints)
+              if (e.address == t.addr && e.port == t.port) e.affinity = true;
+      }
+    if (affinity) s.affinity_timeout_s = timeout;
+    // Frontends.
+    bool local_policy = false;
+    const std::vector<endpoint>* local_eps_src = nullptr;
+    std::vector<endpoint> local_eps;
+    bool any_external = false, any_gate = false;
+    for (const auto* w : sw.fes) {
+      frontend f;
+      f.kind = classify(*w, cluster);
+      f.any_local = w->d.local;
+      f.has_address = w->d.has_addr;
+      f.address = w->d.addr;
+      for (std::uint8_t i = 0; i < w->d.n_excl; ++i) f.excluded.push_back(w->d.excl[i]);
+      f.protocol = w->d.has_proto ? w->d.proto : l4_protocol::any;
+      f.port = w->d.has_port ? w->d.port : port_range{0, 65535};
+      if (w->has_dispatch) {
+        f.result = (w->selection == cluster_sel || cluster_sel == none) ? outcome::dispatch : outcome::dispatch_local;
+        if (!w->ranges.empty() && w->rec != none && !dispatches(fr[w->rec])) {
+          // Gated in NAT (KUBE-FW-*): admitted sources reach the dispatch, the rest is dropped later.
+        }
+      } else {
+        f.result = w->verdict;
+      }
+      // kube-proxy also admits the LoadBalancer IPs themselves when a source range holds the node's IP;
+      // they are not part of loadBalancerSourceRanges.
+      for (const auto& pr : w->ranges) {
+        bool own = false;
+        for (const auto* o : sw.fes)
+          if (o->d.has_addr && pr.length == max_prefix_length(pr.address.family) && o->d.addr.address == pr.address &&
+              !o->ranges.empty())
+            own = true;
+        if (!own) f.source_ranges.push_back(pr);
+      }
+      f.short_circuit_sources = w->short_prefixes;
+      f.short_circuit_local = w->short_local;
+      if (w->rec != none) {
+        const auto& r = fr[w->rec];
+        f.rules_evaluated = r.evaluated;
+        f.lookups = r.lookups;
+        // Masquerading in endpoint chains is the endpoints' own (hairpin), whichever source reached them.
+        std::set<index> own_eps;
+        for (const auto& t : r.results) own_eps.insert(t.endpoint_chain);
+        for (const auto& b : r.branches)
+          for (const auto& t : b.results) own_eps.insert(t.endpoint_chain);
+        for (const auto& m : r.masq)
+          if (!own_eps.count(m.chain) &&
+              std::find(f.masquerades.begin(), f.masquerades.end(), m.m) == f.masquerades.end())
+            f.masquerades.push_back(m.m);
+        std::sort(f.masquerades.begin(), f.masquerades.end());
+      }
+      for (const index ri : w->recs) {
+        const auto& r = fr[ri];
+        add_origin(f.origins, r.entry_origin);
+        for (const index o : r.origins) {
+          const index c = o < origin_chain_.size() ? origin_chain_[o] : none;
+          if (c != none && (c == w->selection || endpoint_chains.count(c))) continue;
+          add_origin(f.origins, o);
+        }
+      }
+      const bool external = f.kind != frontend_kind::cluster_ip && f.kind != frontend_kind::dnat;
+      if (external) {
+        any_external = true;
+        if (!f.source_ranges.empty()) any_gate = true;
+        if (f.result == outcome::dispatch_local) {
+          local_policy = true;
+          if (local_eps_src == nullptr && w->rec != none) {
+            local_eps = endpoints_of(w->dispatch, &fr[w->rec]);
+            local_eps_src = &local_eps;
+            add_chain_rules(s.origins, w->selection);
+          }
+        }
+        if ((f.result == outcome::drop || f.result == outcome::reject || f.result == outcome::none) &&
+            !s.endpoints.empty())
+          local_policy = true;
+        if (f.short_circuit_local || !f.short_circuit_sources.empty()) local_policy = true;
+        for (const auto& pr : f.source_ranges)
+          if (std::find(s.load_balancer_source_ranges.begin(), s.load_balancer_source_ranges.end(), pr) ==
+              s.load_balancer_source_ranges.end())
+            s.load_balancer_source_ranges.push_back(pr);
+        if (f.kind == frontend_kind::external_or_load_balancer_ip)
+          s.unknown |= static_cast<std::uint8_t>(unknown_fact::external_kind);
+      }
+      s.frontends.push_back(std::move(f));
+    }
+    s.external_traffic_local = local_policy && any_external;
+    if (local_eps_src != nullptr) {
+      for (const auto& le : local_eps)
+        for (auto& e : s.endpoints)
+          if (e.address == le.address && e.port == le.port) e.local_probability = le.probability;
+    }
+    if (s.endpoints.empty()) {
+      outcome v = outcome::none;
+      for (const auto& f : s.frontends)
+        if (f.result == outcome::reject || (f.result == outcome::drop && v == outcome::none)) v = f.result;
+      s.no_endpoints = v;
+      s.unknown |=
+          static_cast<std::uint8_t>(unknown_fact::affinity) | static_cast<std::uint8_t>(unknown_fact::traffic_policy);
+      if (any_external && !any_gate) s.unknown |= static_cast<std::uint8_t>(unknown_fact::source_ranges);
+      s.external_traffic_local = false;
+    }
+    std::sort(s.frontends.begin(), s.frontends.end(), [](const frontend& a, const frontend& b) {
+      return std::make_tuple(a.kind, !a.any_local, a.address, a.protocol, a.port) <
+             std::make_tuple(b.kind, !b.any_local, b.address, b.protocol, b.port);
+    });
+    // Ownership, for the update cost model: the chains this service alone enters.
+    std::set<index> chains;
+    std::set<std::string_view> aff_sets;
+    dispatch_graph::owned own;
+    for (const auto* w : sw.fes) {
+      for (const index ri : w->recs)
+        for (const index c : fr[ri].chains) chains.insert(c);
+      for (const auto* b : w->affinity)
+        if (b->cls.k == source_class::kind::affinity) aff_sets.insert(b->cls.list);
+      for (const index ri : w->recs) {
+        const index eo = fr[ri].entry_origin;
+        if (eo != none && p_.origins[eo].kind == origin_kind::map_element) ++own.elements;
+      }
+    }
+    for (const auto& sn : aff_sets) own.sets += static_cast<std::uint32_t>(set_names_.count(sn));
+    service_chains_.push_back(std::vector<index>(chains.begin(), chains.end()));
+    service_endpoint_chains_.push_back(std::vector<index>(endpoint_chains.begin(), endpoint_chains.end()));
+    g.services.push_back(std::move(s));
+    g.ownership.push_back(own);
+  }
+
+  /// Owned chains (entered by one service only) and the shares of rules per sync / service / endpoint.
+  void measure(dispatch_graph& g) {
+    std::vector<std::uint32_t> users(p_.chains.size(), 0);
+    for (const auto& cs : service_chains_)
+      for (const index c : cs) ++users[c];
+    std::vector<std::uint8_t> is_endpoint_chain(p_.chains.size(), 0);
+    for (const auto& cs : service_endpoint_chains_)
+      for (const index c : cs)
+        if (c != none) is_endpoint_chain[c] = 1;
+    auto& st = g.structure;
+    st.per_service = {};
+    st.per_endpoint = {};
+    for (index c = 0; c < p_.chains.size(); ++c) {
+      if (users[c] != 1) continue;
+      if (is_endpoint_chain[c]) {
+        ++st.per_endpoint.chains;
+        st.per_endpoint.rules += p_.chains[c].count;
+      } else {
+        ++st.per_service.chains;
+        st.per_service.rules += p_.chains[c].count;
+      }
+    }
+    // Rules and elements in shared chains that belong to one service: each frontend's entry.
+    for (const auto& s : g.services)
+      for (const auto& f : s.frontends)
+        if (!f.origins.empty()) {
+          if (f.origins.front().kind == origin_kind::map_element) ++st.per_service.elements;
+        }
+    for (const auto& w : work_) {
+      if (w.dead) continue;
+      for (const index ri : w.recs) {
+        const index eo = ev_.frontends[ri].entry_origin;
+        if (eo == none || p_.origins[eo].kind != origin_kind::rule) continue;
+        const index c = origin_chain_[eo];
+        if (c != none && users[c] != 1) ++st.per_service.rules;
+      }
+    }
+    st.per_sync.rules = st.rules > st.per_service.rules + st.per_endpoint.rules
+                            ? st.rules - st.per_service.rules - st.per_endpoint.rules
+                            : 0;
+    st.per_sync.chains = st.chains > st.per_service.chains + st.per_endpoint.chains
+                             ? st.chains - st.per_service.chains - st.per_endpoint.chains
+                             : 0;
+    st.per_sync.elements = st.elements > st.per_service.elements ? st.elements - st.per_service.elements : 0;
+    // iptables-restore lines kube-proxy writes: per table with chains of its own, `*table` and `COMMIT`,
+    // then a `:CHAIN` line and the rules of each chain; a partial sync leaves out the nat chains that
+    // belong to one service (they are written only for the services that changed).
+    if (p_.backend == "iptables") {
+      std::uint64_t full = 0, fixed = 0;
+      for (const auto t : {table_kind::filter, table_kind::nat}) {
+        bool any = false;
+        for (index c = 0; c < p_.chains.size(); ++c) {
+          const auto& ch = p_.chains[c];
+          if (ch.table != t || !ch.written) continue;
+          any = true;
+          full += 1 + ch.count;
+          if (t == table_kind::filter || users[c] != 1) fixed += 1 + ch.count;
+        }
+        if (any) full += 2, fixed += 2;
+      }
+      st.full_sync_lines = full;
+      st.partial_sync_fixed_lines = fixed;
+    }
+    for (std::size_t i = 0; i < service_chains_.size() && i < g.ownership.size(); ++i)
+      for (const index c : service_chains_[i])
+        if (users[c] == 1) {
+          ++g.ownership[i].chains;
+          g.ownership[i].rules += p_.chains[c].count;
+        }
+  }
+
+  const program& p_;
+  evaluation& ev_;
+  std::vector<fe_work> work_;
+  std::vector<index> origin_chain_;
+  std::unordered_set<ip_address> cluster_ips_;
+  std::unordered_set<std::string_view> set_names_;
+  std::vector<std::vector<index>> service_chains_;
+  std::vector<std::vector<index>> service_endpoint_chains_;
+};
+
+}  // namespace
+
+dispatch_graph build(const program& p, std::vector<diagnostic>& out, const limits& lim) {
+  std::vector<dangling_reference> dangling;
+  auto ev = evaluate(p, out, dangling, lim);
+  assembler a(p, ev);
+  auto g = a.run();
+  g.dangling = std::move(dangling);
+  return g;
+}
+
+}  // namespace nflens::dispatch

@@ -1,0 +1,1027 @@
+// SPDX-License-Identifier: MIT
+// Symbolic evaluation of a dispatch program (see evaluate.hpp for the model).
+//
+// Flows are processed chain by chain, rule by rule, as a set: every flow active at a rule is matched
+// against it; the matching part takes the rule's action (a jump runs the callee and brings back what
+// returns), the rest goes on to the next rule. Destinations that are only partly matched fork: the
+// matching part is a narrower flow, the rest continues unchanged (an over-approximation that later rules
+// of kube-proxy's disjoint dispatch never notice; a duplicate frontend is merged by the assembler).
+
+#include "evaluate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+namespace nflens::dispatch {
+namespace {
+
+bool prefix_contains(const ip_prefix& outer, const ip_prefix& inner) noexcept {
+  return outer.address.family == inner.address.family && outer.length <= inner.length && contains(outer, inner.address);
+}
+
+/// The smallest prefix covering an address range (for range keys, which kube-proxy never writes).
+ip_prefix covering(const ip_address& lo, const ip_address& hi) {
+  const std::uint8_t max = max_prefix_length(lo.family);
+  std::uint8_t len = 0;
+  while (len < max) {
+    const auto byte = len / 8;
+    const auto bit = 7 - len % 8;
+    if (((lo.bytes[byte] >> bit) & 1) != ((hi.bytes[byte] >> bit) & 1)) break;
+    ++len;
+  }
+  return ip_prefix{lo, len};
+}
+
+ip_prefix as_prefix(const value& v) {
+  return v.k == value::kind::range ? covering(v.prefix.address, v.last) : v.prefix;
+}
+
+bool dest_equal(const dest& a, const dest& b) noexcept {
+  if (a.has_addr != b.has_addr || a.local != b.local || a.has_proto != b.has_proto || a.has_port != b.has_port ||
+      a.n_excl != b.n_excl)
+    return false;
+  if (a.has_addr && !(a.addr == b.addr)) return false;
+  if (a.has_proto && a.proto != b.proto) return false;
+  if (a.has_port && !(a.port == b.port)) return false;
+  for (std::uint8_t i = 0; i < a.n_excl; ++i)
+    if (!(a.excl[i] == b.excl[i])) return false;
+  return true;
+}
+
+enum class refine { implied, narrowed, contradiction };
+
+/// Destination address ∈ p.
+refine refine_addr(dest& d, const ip_prefix& p) {
+  if (d.has_addr) {
+    if (prefix_contains(p, d.addr)) return refine::implied;
+    if (prefix_contains(d.addr, p)) {
+      d.addr = p;
+      return refine::narrowed;
+    }
+    return refine::contradiction;
+  }
+  for (std::uint8_t i = 0; i < d.n_excl; ++i)
+    if (prefix_contains(d.excl[i], p)) return refine::contradiction;
+  if (p.length == 0) return refine::implied;
+  d.has_addr = true;
+  d.addr = p;
+  return refine::narrowed;
+}
+
+refine refine_proto(dest& d, l4_protocol p) {
+  if (p == l4_protocol::any) return refine::implied;
+  if (d.has_proto) return d.proto == p ? refine::implied : refine::contradiction;
+  d.has_proto = true;
+  d.proto = p;
+  return refine::narrowed;
+}
+
+refine refine_port(dest& d, const port_range& r) {
+  if (r.first == 0 && r.last == 65535) return refine::implied;
+  if (d.has_port) {
+    if (r.first <= d.port.first && d.port.last <= r.last) return refine::implied;
+    if (r.last < d.port.first || d.port.last < r.first) return refine::contradiction;
+    d.port = {std::max(r.first, d.port.first), std::min(r.last, d.port.last)};
+    return refine::narrowed;
+  }
+  d.has_port = true;
+  d.port = r;
+  return refine::narrowed;
+}
+
+terminal make_terminal(terminal::kind k) {
+  terminal t;
+  t.k = k;
+  return t;
+}
+
+struct flow {
+  dest d;
+  source_class src;
+  double mass = 1;
+  index fe = none;
+  std::int32_t br = -1;  // branch of records[fe], -1 for the generic client
+  std::uint32_t evaluated = 0, lookups = 0;
+  std::uint32_t mark = 0;
+  std::uint32_t depth = 0;    // chains entered since the frontend was recorded
+  std::vector<index> prefix;  // origins met before the frontend was recorded
+};
+
+/// Who entered the chain being run: the chain and the rule or element that jumped, and how it chose.
+struct frame {
+  index chain = none;
+  index origin = none;
+  selection mech = selection::single;
+  std::uint32_t threshold = 0, modulus = 0, slots = 0;
+};
+
+struct match_result {
+  std::vector<flow> matched;
+  bool has_rest = false;
+  flow rest;
+  bool spawn = false;  // the rule applies to a source class only; the generic client does not match
+  source_class cls;
+  double probability = 1;  // random / nth share taken by the rule
+  std::uint32_t threshold = 0;
+  bool random = false;
+  bool nth = false;
+  bool full = false;  // every destination condition holds for the whole flow
+};
+
+class evaluator {
+ public:
+  evaluator(const program& p, std::vector<diagnostic>& out, std::vector<dangling_reference>& dangling,
+            const limits& lim)
+      : p_(p),
+        out_(out),
+        dangling_(dangling),
+        lim_(lim),
+        budget_(std::uint64_t{1'000'000} + 32 * (std::uint64_t{p.rules.size()} + p.elements.size())),
+        cheap_budget_(std::uint64_t{64'000'000} + 512 * (std::uint64_t{p.rules.size()} + p.elements.size())) {
+    reported_.assign(p.rules.size() + p.elements.size() + p.maps.size() + 1, false);
+    on_stack_.assign(p.chains.size(), 0);
+    walked_.assign(p.chains.size(), 0);
+    visited_.assign(p.chains.size(), 0);
+    ev_.mark_chain.assign(p.chains.size(), false);
+    bool masq = false;
+    for (const auto& r : p.rules) masq = masq || r.act.kind == action_kind::masquerade;
+    for (index c = 0; masq && c < p.chains.size(); ++c) {
+      const auto& ch = p.chains[c];
+      if (ch.count == 0 || ch.at != hook::none) continue;
+      bool only_marks = true;
+      for (index i = ch.first; i < ch.first + ch.count && only_marks; ++i) {
+        const auto& r = p.rules[i];
+        only_marks = r.act.kind == action_kind::mark_set;
+        for (index k = r.first; k < r.first + r.count && only_marks; ++k)
+          only_marks = p.conditions[k].kind == cond_kind::always;
+      }
+      ev_.mark_chain[c] = only_marks;
+    }
+  }
+
+  evaluation run() {
+    for (const stage st : {stage::nat, stage::pre_dnat, stage::post_dnat}) {
+      stage_ = st;
+      std::fill(walked_.begin(), walked_.end(), 0);
+      std::fill(visited_.begin(), visited_.end(), 0);
+      auto start = [&](index c) {
+        if (c == none || c >= p_.chains.size() || visited_[c]) return;
+        std::vector<flow> flows(1);
+        // What comes back from an entry chain is not translated here: record it for its frontend.
+        for (auto& f : run_chain(c, std::move(flows), frame{}, 0)) {
+          if (f.fe == none) continue;
+          terminal t;
+          t.k = terminal::kind::fall;
+          t.mass = f.mass;
+          auto& rec = ev_.frontends[f.fe];
+          if (f.br >= 0)
+            rec.branches[static_cast<std::size_t>(f.br)].results.push_back(t);
+          else
+            rec.results.push_back(t);
+        }
+      };
+      for (const auto& e : p_.entries)
+        if (e.when == st) start(e.chain);
+      for (const auto& e : p_.fallback_entries)
+        if (e.when == st) start(e.chain);
+    }
+    return std::move(ev_);
+  }
+
+ private:
+  // ---- diagnostics ----------------------------------------------------------------------------
+
+  void warn(index origin_index, error_code code, std::string message) {
+    diagnostic d;
+    d.level = severity::warning;
+    d.code = code;
+    d.message = std::move(message);
+    if (origin_index != none) {
+      const auto& o = p_.origins[origin_index];
+      d.file = p_.sources[o.source];
+      d.where = o.where;
+    }
+    out_.push_back(std::move(d));
+  }
+
+  /// One step of evaluation (a flow meets a rule or a map element). Jumps and splits can multiply the
+  /// paths a connection takes exponentially in the ruleset's depth (chains that jump twice to the next
+  /// one, n deep); kube-proxy's dispatch needs about two full steps per rule. A `cheap` step (a rule
+  /// that cannot match the flow, rejected at once) has a budget of its own: an exact frontend that
+  /// returns from its chain meets every later rule of the chain, as a packet does in the kernel, so
+  /// those grow with frontends x rules (4.7 million for a 10,000-service kpgen iptables dump). Past a
+  /// budget the evaluation stops with an error at `origin`: the graph is then incomplete, never
+  /// silently so.
+  bool spend(index origin, bool cheap = false) {
+    if (exhausted_) return false;
+    if (cheap ? ++cheap_steps_ <= cheap_budget_ : ++steps_ <= budget_) return true;
+    exhausted_ = true;
+    warn(origin, error_code::unsupported_dispatch,
+         fmt::format("the ruleset's jumps and splits multiply the paths a connection can take beyond {} evaluation "
+                     "steps; evaluation stopped here and the graph is incomplete",
+                     cheap ? cheap_budget_ : budget_));
+    out_.back().level = severity::error;
+    return false;
+  }
+
+  bool first_report(std::size_t slot) {
+    if (slot >= reported_.size() || reported_[slot]) return false;
+    reported_[slot] = true;
+    return true;
+  }
+
+  void report_dangling(index rule_or_elem_origin, std::size_t slot, std::string_view name, origin_kind what) {
+    if (!first_report(slot)) return;
+    const char* kind = what == origin_kind::chain ? "chain" : what == origin_kind::map ? "map" : "set";
+    warn(rule_or_elem_origin, error_code::dangling_reference,
+         fmt::format("reference to {} '{}', which is not in the ruleset; the rest of the graph is still built", kind,
+                     name));
+    dangling_reference dr;
+    if (rule_or_elem_origin != none) dr.where = p_.origins[rule_or_elem_origin];
+    dr.target = std::string(name);
+    dr.target_kind = what;
+    dangling_.push_back(std::move(dr));
+  }
+
+  // ---- recording --------------------------------------------------------------------------------
+
+  frontend_record* record_of(const flow& f) { return f.fe == none ? nullptr : &ev_.frontends[f.fe]; }
+
+  void note_origin(flow& f, index origin) {
+    if (origin == none) return;
+    if (auto* r = record_of(f))
+      r->origins.push_back(origin);
+    else
+      f.prefix.push_back(origin);
+  }
+
+  /// Records a new frontend when a flow's destination became exact or narrower than its frontend's.
+  void maybe_create(flow& f, index origin, index chain, std::string_view comment) {
+    if (f.br >= 0 || !f.d.exact()) return;
+    if (f.fe != none && dest_equal(ev_.frontends[f.fe].d, f.d)) return;
+    frontend_record rec;
+    rec.d = f.d;
+    rec.when = stage_;
+    rec.parent = f.fe;
+    rec.entry_origin = origin;
+    rec.entry_chain = chain;
+    rec.evaluated = f.evaluated;
+    rec.lookups = f.lookups;
+    rec.comment = comment;
+    if (f.fe != none)
+      rec.origins = ev_.frontends[f.fe].origins;
+    else
+      rec.origins = std::move(f.prefix);
+    f.prefix.clear();
+    f.fe = static_cast<index>(ev_.frontends.size());
+    f.depth = 0;
+    ev_.frontends.push_back(std::move(rec));
+  }
+
+  void end(flow& f, terminal t, index rule_index, index chain, const frame& fr) {
+    t.mass = f.mass;
+    t.rule = rule_index;
+    t.depth = f.depth;
+    if (t.k == terminal::kind::dnat || t.k == terminal::kind::redirect) {
+      t.endpoint_chain = chain;
+      if (f.depth >= 2) {
+        t.selection_chain = fr.chain;
+        t.selection_origin = fr.origin;
+        t.mech = fr.mech;
+        t.threshold = fr.threshold;
+        t.modulus = fr.modulus;
+        t.slots = fr.slots;
+      } else if (f.depth == 1) {
+        t.selection_chain = chain;
+      }
+    }
+    if (f.fe == none) {
+      // A translation reached before the destination was exact: record what is known. Verdicts on
+      // inexact destinations (`ip daddr @cluster-ips reject`) make no frontend.
+      if (t.k != terminal::kind::dnat && t.k != terminal::kind::redirect) return;
+      frontend_record rec;
+      rec.d = f.d;
+      rec.when = stage_;
+      rec.entry_origin = rule_index == none ? none : p_.rules[rule_index].origin;
+      rec.entry_chain = chain;
+      rec.evaluated = f.evaluated;
+      rec.lookups = f.lookups;
+      rec.origins = std::move(f.prefix);
+      f.fe = static_cast<index>(ev_.frontends.size());
+      ev_.frontends.push_back(std::move(rec));
+      t.selection_chain = none;
+    }
+    auto& rec = ev_.frontends[f.fe];
+    if (f.br >= 0)
+      rec.branches[static_cast<std::size_t>(f.br)].results.push_back(t);
+    else
+      rec.results.push_back(t);
+  }
+
+  // ---- matching -------------------------------------------------------------------------------
+
+  /// Does a source-side condition hold for a source class? nothing: the generic client does not match
+  /// and the rule singles out `cls`.
+  struct source_answer {
+    bool yes = false;
+    bool spawn = false;
+    source_class cls;
+  };
+
+  source_answer source_prefix(const source_class& s, const condition& c) {
+    source_answer a;
+    // data() + first, not &values[first]: a condition on an empty set has no values at all.
+    const value* vals = p_.values.data() + c.first;
+    switch (s.k) {
+      case source_class::kind::prefix: {
+        bool inside = false, disjoint = true;
+        for (index i = 0; i < c.count; ++i) {
+          const auto pv = as_prefix(vals[i]);
+          if (prefix_contains(pv, s.prefix)) inside = true;
+          if (prefix_contains(pv, s.prefix) || prefix_contains(s.prefix, pv)) disjoint = false;
+        }
+        a.yes = c.negated ? disjoint : inside;
+        return a;
+      }
+      case source_class::kind::generic:
+      case source_class::kind::local:
+      case source_class::kind::affinity:
+        // A generic client is outside every prefix a rule names; so is a node-local address here.
+        if (c.negated) {
+          a.yes = true;
+        } else if (s.k == source_class::kind::generic && c.count > 0) {
+          a.spawn = true;
+          a.cls.k = source_class::kind::prefix;
+          a.cls.prefix = as_prefix(vals[0]);
+        }
+        return a;
+    }
+    return a;
+  }
+
+  match_result match(const rule& r, const flow& f, bool ignore_source = false) {
+    match_result m;
+    std::vector<flow> cur;
+    cur.push_back(f);
+    bool full = true;
+    bool fail = false;
+    for (index k = r.first; k < r.first + r.count && !fail && !cur.empty(); ++k) {
+      const condition& c = p_.conditions[k];
+      switch (c.kind) {
+        case cond_kind::always:
+        case cond_kind::recent_set:
+          break;
+        case cond_kind::addr:
+        case cond_kind::addr_set: {
+          const value* vals = nullptr;
+          index n = 0;
+          if (c.kind == cond_kind::addr_set) {
+            if (c.set == none) {
+              report_dangling(r.origin, static_cast<std::size_t>(&r - p_.rules.data()), c.name, origin_kind::set);
+              fail = true;
+              break;
+            }
+            const auto& s = p_.sets[c.set];
+            vals = p_.values.data() + s.first;
+            n = s.count;
+            if (c.what == field::saddr) {
+              if (ignore_source) break;
+              if (s.dynamic) {
+                if (f.src.k == source_class::kind::affinity && f.src.list == s.name) break;
+                if (f.src.k == source_class::kind::generic && !c.negated) {
+                  m.spawn = true;
+                  m.cls.k = source_class::kind::affinity;
+                  m.cls.list = s.name;
+                  m.cls.timeout_s = s.timeout_s;
+                }
+                fail = !c.negated;
+                break;
+              }
+              condition tmp = c;
+              tmp.first = s.first;
+              tmp.count = s.count;
+              const auto a = source_prefix(f.src, tmp);
+              if (a.spawn) m.spawn = true, m.cls = a.cls;
+              fail = !a.yes;
+              break;
+            }
+          } else {
+            vals = p_.values.data() + c.first;
+            n = c.count;
+            if (c.what == field::saddr) {
+              if (ignore_source) break;
+              const auto a = source_prefix(f.src, c);
+              if (a.spawn) m.spawn = true, m.cls = a.cls;
+              fail = !a.yes;
+              break;
+            }
+          }
+          if (c.what != field::daddr) break;  // other address fields do not decide dispatch
+          if (c.negated) {
+            // ! -d P: drop flows inside P, narrow flows that overlap it.
+            std::vector<flow> next;
+            for (auto& fl : cur) {
+              bool inside = false, overlap = false;
+              for (index i = 0; i < n; ++i) {
+                const auto pv = as_prefix(vals[i]);
+                if (fl.d.has_addr && prefix_contains(pv, fl.d.addr))
+                  inside = true;
+                else if (!fl.d.has_addr || prefix_contains(fl.d.addr, pv))
+                  overlap = true;
+              }
+              if (inside) continue;
+              if (overlap) {
+                full = false;
+                for (index i = 0; i < n && fl.d.n_excl < fl.d.excl.size(); ++i)
+                  fl.d.excl[fl.d.n_excl++] = as_prefix(vals[i]);
+              }
+              next.push_back(std::move(fl));
+            }
+            if (next.size() != cur.size()) full = false;
+            cur = std::move(next);
+            break;
+          }
+          // Large sets of addresses in a filter verdict rule (nft `ip daddr @cluster-ips reject`) make no
+          // exact frontend: they are not split into one flow per address.
+          const bool split = n <= 64 || stage_ == stage::nat || r.act.kind == action_kind::jump ||
+                             r.act.kind == action_kind::go_to || r.act.kind == action_kind::vmap;
+          if (!split) {
+            full = false;
+            break;
+          }
+          std::vector<flow> next;
+          for (auto& fl : cur) {
+            bool implied = false;
+            std::vector<flow> forks;
+            for (index i = 0; i < n && !implied; ++i) {
+              flow g = fl;
+              const auto res = refine_addr(g.d, as_prefix(vals[i]));
+              if (res == refine::implied)
+                implied = true;
+              else if (res == refine::narrowed) {
+                if (c.kind == cond_kind::addr_set) g.d.addr_set = c.set;
+                forks.push_back(std::move(g));
+              }
+            }
+            if (implied) {
+              next.push_back(std::move(fl));
+            } else {
+              full = false;
+              for (auto& g : forks) next.push_back(std::move(g));
+            }
+          }
+          cur = std::move(next);
+          break;
+        }
+        case cond_kind::addr_local: {
+          if (c.what == field::saddr) {
+            if (ignore_source) break;
+            const bool is_local = f.src.k == source_class::kind::local;
+            if (c.negated) {
+              fail = is_local;
+            } else if (!is_local) {
+              if (f.src.k == source_class::kind::generic) {
+                m.spawn = true;
+                m.cls.k = source_class::kind::local;
+              }
+              fail = true;
+            }
+            break;
+          }
+          if (c.what != field::daddr) break;
+          std::vector<flow> next;
+          for (auto& fl : cur) {
+            if (c.negated) {
+              if (fl.d.local) continue;
+              if (!fl.d.has_addr) full = false;
+              next.push_back(std::move(fl));
+            } else {
+              if (fl.d.local) {
+                next.push_back(std::move(fl));
+              } else if (fl.d.has_addr && fl.d.addr_set == none) {
+                // A concrete address (a ClusterIP, an external IP) is not taken for a local one.
+              } else {
+                fl.d.local = true;
+                full = false;
+                next.push_back(std::move(fl));
+              }
+            }
+          }
+          if (next.size() != cur.size()) full = false;
+          cur = std::move(next);
+          break;
+        }
+        case cond_kind::protocol: {
+          const value* vals = p_.values.data() + c.first;
+          std::vector<flow> next;
+          for (auto& fl : cur) {
+            if (c.negated) {
+              bool hit = false;
+              for (index i = 0; i < c.count; ++i) hit = hit || (fl.d.has_proto && fl.d.proto == vals[i].proto);
+              if (!hit) {
+                if (!fl.d.has_proto) full = false;
+                next.push_back(std::move(fl));
+              } else {
+                full = false;
+              }
+              continue;
+            }
+            bool implied = false;
+            std::vector<flow> forks;
+            for (index i = 0; i < c.count && !implied; ++i) {
+              flow g = fl;
+              const auto res = refine_proto(g.d, vals[i].proto);
+              if (res == refine::implied)
+                implied = true;
+              else if (res == refine::narrowed)
+                forks.push_back(std::move(g));
+            }
+            if (implied) {
+              next.push_back(std::move(fl));
+            } else {
+              full = false;
+              for (auto& g : forks) next.push_back(std::move(g));
+            }
+          }
+          cur = std::move(next);
+          break;
+        }
+        case cond_kind::port: {
+          if (c.what != field::dport) break;  // a source port does not decide dispatch
+          const value* vals = p_.values.data() + c.first;
+          std::vector<flow> next;
+          for (auto& fl : cur) {
+            if (c.negated) {
+              bool inside = false;
+              for (index i = 0; i < c.count; ++i)
+                inside = inside || (fl.d.has_port && vals[i].ports.first <= fl.d.port.first &&
+                                    fl.d.port.last <= vals[i].ports.last);
+              if (!inside) {
+                if (!fl.d.has_port) full = false;
+                next.push_back(std::move(fl));
+              } else {
+                full = false;
+              }
+              continue;
+            }
+            bool implied = false;
+            std::vector<flow> forks;
+            for (index i = 0; i < c.count && !implied; ++i) {
+              flow g = fl;
+              const auto res = refine_port(g.d, vals[i].ports);
+              if (res == refine::implied)
+                implied = true;
+              else if (res == refine::narrowed)
+                forks.push_back(std::move(g));
+            }
+            if (implied) {
+              next.push_back(std::move(fl));
+            } else {
+              full = false;
+              for (auto& g : forks) next.push_back(std::move(g));
+            }
+          }
+          cur = std::move(next);
+          break;
+        }
+        case cond_kind::random:
+          m.random = true;
+          m.threshold = c.threshold;
+          m.probability *= statistic_probability(c.threshold);
+          break;
+        case cond_kind::nth:
+          m.probability *= c.a == 0 ? 1.0 : 1.0 / c.a;
+          m.nth = true;
+          break;
+        case cond_kind::recent_check:
+          if (ignore_source) break;
+          if (f.src.k == source_class::kind::affinity && f.src.list == c.name) break;
+          if (f.src.k == source_class::kind::generic && !c.negated) {
+            m.spawn = true;
+            m.cls.k = source_class::kind::affinity;
+            m.cls.list = c.name;
+            m.cls.timeout_s = c.a;
+          }
+          fail = !c.negated;
+          break;
+        case cond_kind::ct_state: {
+          // A new connection's first packet: NEW, not yet translated.
+          const bool hit = (c.a & ct_new) != 0;
+          fail = hit == c.negated;
+          break;
+        }
+        case cond_kind::mark: {
+          const bool hit = (f.mark & c.a) == c.b;
+          fail = hit == c.negated;
+          break;
+        }
+        case cond_kind::iface:
+          // The generic client arrives on an interface the DNAT rules name, never on one a rule excludes.
+          if (!c.negated && (r.act.kind == action_kind::ret || r.act.kind == action_kind::accept)) fail = true;
+          break;
+        case cond_kind::opaque:
+          if (first_report(static_cast<std::size_t>(&r - p_.rules.data())) && leads_somewhere(r))
+            warn(r.origin, error_code::unsupported_dispatch,
+                 fmt::format("condition '{}' on a dispatch path is not evaluated; assumed to match", c.name));
+          break;
+      }
+    }
+    m.full = full && !fail && !cur.empty();
+    if (fail || cur.empty()) {
+      m.matched.clear();
+      m.has_rest = true;
+      m.rest = f;
+      return m;
+    }
+    m.matched = std::move(cur);
+    if (m.probability < 1) {
+      for (auto& fl : m.matched) fl.mass *= m.probability;
+    }
+    if (full && m.probability >= 1) return m;
+    m.has_rest = true;
+    m.rest = f;
+    if (full) m.rest.mass = f.mass * (1 - m.probability);
+    return m;
+  }
+
+  bool leads_somewhere(const rule& r) const {
+    switch (r.act.kind) {
+      case action_kind::jump:
+      case action_kind::go_to:
+      case action_kind::dnat:
+      case action_kind::redirect:
+      case action_kind::vmap:
+      case action_kind::numgen_vmap:
+      case action_kind::hash_vmap:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /// Quick test for flows with an exact destination: does a destination condition rule them out?
+  bool quick_reject(const rule& r, const flow& f) const {
+    if (!f.d.exact()) return false;
+    for (index k = r.first; k < r.first + r.count; ++k) {
+      const auto& c = p_.conditions[k];
+      if (c.negated) continue;
+      if (c.kind == cond_kind::addr && c.what == field::daddr && c.count == 1 && f.d.has_addr) {
+        const auto pv = as_prefix(p_.values[c.first]);
+        if (!prefix_contains(pv, f.d.addr) && !prefix_contains(f.d.addr, pv)) return true;
+      } else if (c.kind == cond_kind::port && c.what == field::dport && c.count == 1) {
+        const auto& pr = p_.values[c.first].ports;
+        if (pr.last < f.d.port.first || f.d.port.last < pr.first) return true;
+      } else if (c.kind == cond_kind::protocol && c.count == 1 && f.d.has_proto &&
+                 p_.values[c.first].proto != l4_protocol::any && p_.values[c.first].proto != f.d.proto) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  masquerade masq_of(const rule& r) const {
+    masquerade m;
+    for (index k = r.first; k < r.first + r.count; ++k) {
+      const auto& c = p_.conditions[k];
+      if (c.what != field::saddr) continue;
+      if (c.kind == cond_kind::addr && c.count > 0) {
+        m.when = c.negated ? masquerade_when::source_outside : masquerade_when::source_inside;
+        m.prefix = as_prefix(p_.values[c.first]);
+      } else if (c.kind == cond_kind::addr_local && !c.negated) {
+        m.when = masquerade_when::source_local;
+      }
+    }
+    return m;
+  }
+
+  // ---- running chains -------------------------------------------------------------------------
+
+  /// Runs `flows` through chain `c`; returns the flows that come back (end of chain or `return`).
+  std::vector<flow> run_chain(index c, std::vector<flow> flows, const frame& fr, std::uint32_t depth) {
+    std::vector<flow> returned;
+    if (exhausted_) return returned;
+    if (depth > lim_.max_depth) {
+      if (first_report(reported_.size() - 1))
+        warn(p_.chains[c].origin, error_code::nesting_too_deep,
+             fmt::format("jumps nest deeper than {} chains at '{}'; evaluation stops there", lim_.max_depth,
+                         p_.chains[c].name));
+      return returned;
+    }
+    if (on_stack_[c]) {
+      if (first_report(reported_.size() - 1))
+        warn(p_.chains[c].origin, error_code::unsupported_dispatch,
+             fmt::format("chain '{}' is reached again while it runs (a loop); that path is not followed",
+                         p_.chains[c].name));
+      return returned;
+    }
+    // kube-proxy's dispatch is entered from several hooks; a chain walked once for "any connection" is
+    // not walked again (what it found is recorded; the connection comes back if it came back before).
+    const bool generic_walk =
+        flows.size() == 1 && flows[0].fe == none && flows[0].d.any() && flows[0].src.k == source_class::kind::generic;
+    if (generic_walk) {
+      if (walked_[c] != 0) {
+        if (walked_[c] == 2) returned.push_back(std::move(flows[0]));
+        return returned;
+      }
+      walked_[c] = 1;
+    }
+    on_stack_[c] = 1;
+    visited_[c] = 1;
+    const auto& ch = p_.chains[c];
+    for (auto& f : flows)
+      if (auto* rec = record_of(f)) rec->chains.push_back(c);
+    for (index ri = ch.first; ri < ch.first + ch.count && !flows.empty(); ++ri) {
+      const rule& r = p_.rules[ri];
+      std::vector<flow> next;
+      next.reserve(flows.size());
+      for (auto& f : flows) {
+        ++f.evaluated;
+        const bool rejected = quick_reject(r, f);
+        if (!spend(r.origin, rejected)) return {};
+        if (rejected) {
+          next.push_back(std::move(f));
+          continue;
+        }
+        // Jumps to a masquerade-mark chain (and MARK rules) set the mark and return: record when.
+        const bool to_mark = (r.act.kind == action_kind::jump || r.act.kind == action_kind::go_to) &&
+                             r.act.target != none && ev_.mark_chain[r.act.target];
+        if (to_mark || (r.act.kind == action_kind::mark_set && !ev_.mark_chain.empty() && is_masq_program())) {
+          auto m = match(r, f, /*ignore_source=*/true);
+          if (m.full && f.fe != none) {
+            auto& rec = ev_.frontends[f.fe];
+            rec.masq.push_back({masq_of(r), c});
+            rec.origins.push_back(r.origin);
+          }
+          next.push_back(std::move(f));
+          continue;
+        }
+        auto m = match(r, f);
+        if (m.spawn && f.fe != none && f.br < 0) spawn_branch(r, ri, f, m.cls, c, fr, depth);
+        for (auto& g : m.matched) {
+          note_origin(g, r.origin);
+          maybe_create(g, r.origin, c, r.comment);
+          frame callee{c,
+                       r.origin,
+                       m.random ? selection::statistic_ladder : m.nth ? selection::statistic_nth : selection::single,
+                       m.threshold,
+                       0,
+                       0};
+          act(r, ri, std::move(g), c, fr, callee, depth, next, returned);
+        }
+        if (m.has_rest) next.push_back(std::move(m.rest));
+      }
+      flows = std::move(next);
+    }
+    on_stack_[c] = 0;
+    for (auto& f : flows) returned.push_back(std::move(f));
+    if (generic_walk)
+      for (const auto& f : returned)
+        if (f.fe == none && f.d.any()) walked_[c] = 2;
+    return returned;
+  }
+
+  bool is_masq_program() const {
+    return std::any_of(ev_.mark_chain.begin(), ev_.mark_chain.end(), [](bool b) { return b; });
+  }
+
+  void spawn_branch(const rule& r, index ri, const flow& f, const source_class& cls, index c, const frame& fr,
+                    std::uint32_t depth) {
+    flow b = f;
+    b.src = cls;
+    b.prefix.clear();
+    auto m = match(r, b);
+    if (m.matched.empty()) return;
+    auto& rec = ev_.frontends[f.fe];
+    branch br;
+    br.cls = cls;
+    br.origin = r.origin;
+    br.in_chain = c;
+    br.target = (r.act.kind == action_kind::jump || r.act.kind == action_kind::go_to) ? r.act.target : none;
+    rec.branches.push_back(std::move(br));
+    rec.origins.push_back(r.origin);
+    const auto bi = static_cast<std::int32_t>(rec.branches.size() - 1);
+    for (auto& g : m.matched) {
+      g.br = bi;
+      frame callee{c,
+                   r.origin,
+                   m.random ? selection::statistic_ladder : m.nth ? selection::statistic_nth : selection::single,
+                   m.threshold,
+                   0,
+                   0};
+      std::vector<flow> sink_next, sink_ret;  // a branch is followed to where it ends, not beyond
+      act(r, ri, std::move(g), c, fr, callee, depth, sink_next, sink_ret);
+    }
+  }
+
+  void enter(index target, std::string_view name, index origin_for_report, std::size_t slot, flow f,
+             const frame& callee, std::uint32_t depth, std::vector<flow>& back) {
+    if (target == none) {
+      report_dangling(origin_for_report, slot, name, origin_kind::chain);
+      back.push_back(std::move(f));  // a jump to nothing: the connection goes on
+      return;
+    }
+    ++f.depth;
+    std::vector<flow> in;
+    in.push_back(std::move(f));
+    auto out = run_chain(target, std::move(in), callee, depth + 1);
+    for (auto& g : out) {
+      g.depth = g.depth > 0 ? g.depth - 1 : 0;
+      back.push_back(std::move(g));
+    }
+  }
+
+  void verdict_to(const verdict& v, index origin, std::size_t slot, flow f, index c, const frame& fr,
+                  const frame& callee, std::uint32_t depth, std::vector<flow>& next, std::vector<flow>& returned,
+                  index rule_index) {
+    switch (v.kind) {
+      case action_kind::jump:
+        enter(v.target, v.target_name, origin, slot, std::move(f), callee, depth, next);
+        break;
+      case action_kind::go_to:
+        enter(v.target, v.target_name, origin, slot, std::move(f), callee, depth, returned);
+        break;
+      case action_kind::ret:
+        returned.push_back(std::move(f));
+        break;
+      case action_kind::accept:
+        end(f, make_terminal(terminal::kind::accept), rule_index, c, fr);
+        break;
+      case action_kind::drop:
+        end(f, make_terminal(terminal::kind::drop), rule_index, c, fr);
+        break;
+      case action_kind::reject:
+        end(f, make_terminal(terminal::kind::reject), rule_index, c, fr);
+        break;
+      default:  // continue
+        next.push_back(std::move(f));
+        break;
+    }
+  }
+
+  void act(const rule& r, index ri, flow f, index c, const frame& fr, const frame& callee, std::uint32_t depth,
+           std::vector<flow>& next, std::vector<flow>& returned) {
+    const auto& a = r.act;
+    switch (a.kind) {
+      case action_kind::none:
+      case action_kind::other:
+      case action_kind::set_update:
+        next.push_back(std::move(f));
+        return;
+      case action_kind::mark_set:
+        f.mark = (f.mark & ~a.mark) ^ a.mark;
+        next.push_back(std::move(f));
+        return;
+      case action_kind::jump:
+        enter(a.target, a.target_name, r.origin, ri, std::move(f), callee, depth, next);
+        return;
+      case action_kind::go_to:
+        enter(a.target, a.target_name, r.origin, ri, std::move(f), callee, depth, returned);
+        return;
+      case action_kind::ret:
+        returned.push_back(std::move(f));
+        return;
+      case action_kind::accept:
+      case action_kind::masquerade:
+      case action_kind::snat:
+        end(f, make_terminal(terminal::kind::accept), ri, c, fr);
+        return;
+      case action_kind::drop:
+        end(f, make_terminal(terminal::kind::drop), ri, c, fr);
+        return;
+      case action_kind::reject:
+        end(f, make_terminal(terminal::kind::reject), ri, c, fr);
+        return;
+      case action_kind::dnat:
+      case action_kind::redirect: {
+        terminal t;
+        t.k = a.kind == action_kind::dnat ? terminal::kind::dnat : terminal::kind::redirect;
+        t.addr = a.addr;
+        t.has_port = a.has_port;
+        t.port = a.ports.first;
+        if (a.addr_range && first_report(ri))
+          warn(r.origin, error_code::unsupported_dispatch,
+               "DNAT to an address range: the graph keeps its first address as the endpoint");
+        end(f, t, ri, c, fr);
+        return;
+      }
+      case action_kind::vmap:
+        run_vmap(r, ri, std::move(f), c, fr, depth, next, returned);
+        return;
+      case action_kind::numgen_vmap:
+      case action_kind::hash_vmap:
+        run_numgen(r, ri, std::move(f), c, fr, depth, next, returned);
+        return;
+    }
+  }
+
+  void run_vmap(const rule& r, index ri, flow f, index c, const frame& fr, std::uint32_t depth, std::vector<flow>& next,
+                std::vector<flow>& returned) {
+    const auto& a = r.act;
+    ++f.lookups;
+    if (a.map == none) {
+      report_dangling(r.origin, ri, a.target_name, origin_kind::map);
+      next.push_back(std::move(f));
+      return;
+    }
+    const auto& mp = p_.maps[a.map];
+    const auto& key = a.key.empty() ? mp.key : a.key;
+    bool consumed = false;
+    for (index e = mp.first; e < mp.first + mp.count && !consumed; ++e) {
+      const auto& el = p_.elements[e];
+      if (!spend(el.origin)) return;
+      flow g = f;
+      bool ok = true, implied = true;
+      for (std::size_t k = 0; k < key.size() && k < el.count && ok; ++k) {
+        const auto& v = p_.values[el.first + k];
+        refine res = refine::implied;
+        switch (key[k]) {
+          case field::daddr:
+            res = refine_addr(g.d, as_prefix(v));
+            break;
+          case field::l4proto:
+            res = refine_proto(g.d, v.proto);
+            break;
+          case field::dport:
+            res = refine_port(g.d, v.ports);
+            break;
+          default:
+            res = refine::implied;  // other key fields do not decide the destination
+            break;
+        }
+        if (res == refine::contradiction) ok = false;
+        if (res == refine::narrowed) implied = false;
+      }
+      if (!ok) continue;
+      if (implied) consumed = true;
+      note_origin(g, el.origin);
+      maybe_create(g, el.origin, c, el.comment);
+      frame callee{c, el.origin, selection::single, 0, 0, 0};
+      verdict_to(el.result, el.origin, p_.rules.size() + e, std::move(g), c, fr, callee, depth, next, returned, ri);
+    }
+    if (!consumed) next.push_back(std::move(f));
+  }
+
+  void run_numgen(const rule& r, index ri, flow f, index c, const frame& fr, std::uint32_t depth,
+                  std::vector<flow>& next, std::vector<flow>& returned) {
+    const auto& a = r.act;
+    if (a.map == none) {
+      report_dangling(r.origin, ri, a.target_name, origin_kind::map);
+      next.push_back(std::move(f));
+      return;
+    }
+    const auto& mp = p_.maps[a.map];
+    const std::uint64_t lo = a.offset, hi = static_cast<std::uint64_t>(a.offset) + a.modulus;  // [lo, hi)
+    std::uint64_t covered = 0;
+    const selection mech = a.kind == action_kind::hash_vmap ? selection::hash
+                           : a.text == "inc"                ? selection::numgen_inc
+                                                            : selection::numgen_random;
+    for (index e = mp.first; e < mp.first + mp.count; ++e) {
+      const auto& el = p_.elements[e];
+      if (!spend(el.origin)) return;
+      if (el.count == 0) continue;
+      const auto& v = p_.values[el.first];
+      const std::uint64_t s0 = std::max<std::uint64_t>(v.lo, lo), s1 = std::min<std::uint64_t>(v.hi + 1ULL, hi);
+      if (s1 <= s0 || a.modulus == 0) continue;
+      const auto slots = static_cast<std::uint32_t>(s1 - s0);
+      covered += slots;
+      flow g = f;
+      g.mass = f.mass * static_cast<double>(slots) / a.modulus;
+      if (auto* rec = record_of(g)) rec->origins.push_back(el.origin);
+      frame callee{c, el.origin, mech, 0, a.modulus, slots};
+      verdict_to(el.result, el.origin, p_.rules.size() + e, std::move(g), c, fr, callee, depth, next, returned, ri);
+    }
+    if (covered < a.modulus) {
+      f.mass *= static_cast<double>(a.modulus - covered) / a.modulus;
+      next.push_back(std::move(f));
+    }
+  }
+
+  const program& p_;
+  std::vector<diagnostic>& out_;
+  std::vector<dangling_reference>& dangling_;
+  const limits& lim_;
+  evaluation ev_;
+  stage stage_ = stage::nat;
+  std::vector<bool> reported_;
+  std::vector<std::uint8_t> on_stack_;
+  std::vector<std::uint8_t> walked_;
+  std::vector<std::uint8_t> visited_;
+  const std::uint64_t budget_;
+  const std::uint64_t cheap_budget_;
+  std::uint64_t steps_ = 0;
+  std::uint64_t cheap_steps_ = 0;
+  bool exhausted_ = false;
+};
+
+}  // namespace
+
+evaluation evaluate(const program& p, std::vector<diagnostic>& out, std::vector<dangling_reference>& dangling,
+                    const limits& lim) {
+  evaluator e(p, out, dangling, lim);
+  return e.run();
+}
+
+}  // namespace nflens::dispatch

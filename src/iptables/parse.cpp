@@ -1,0 +1,1537 @@
+// SPDX-License-Identifier: MIT
+// The iptables parser: the grammar of grammars/iptables.hpp with the actions that build the AST. The
+// only translation unit that includes that grammar.
+//
+// One pass over the text with a PEGTL memory_input (lazy position tracking: positions are computed
+// from byte offsets only for diagnostics). Words are views into the text; only quoted words that
+// differ from their source (escapes, glued quotes) are copied, into the source's arena. A rule line's
+// clauses are collected in scratch vectors that live as long as the parse; at the end of the line the
+// rule's arrays (addresses, matches, options) are copied once into the arena.
+#include <nflens/iptables.hpp>
+
+#include "iptables.hpp"
+#include "iptables_errors.hpp"
+#include "modules.hpp"
+#include "values.hpp"
+
+#include <fmt/format.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstddef>
+#include <memory>
+#include <unordered_map>
+
+namespace nflens::iptables {
+
+namespace {
+
+namespace pegtl = tao::pegtl;
+namespace g = grammar;
+using detail::argument;
+using detail::module_spec;
+using detail::option_spec;
+using detail::value_error;
+
+/// Thrown when the error cap is reached: the parse stops.
+struct stop_parsing {};
+
+static_assert(static_cast<int>(option_id::tproxy_mark) < 256, "seen_options_ is indexed by option_id");
+
+enum class line_kind : std::uint8_t { none, comment, table, chain, commit, rule };
+
+struct pending_option {
+  const option_spec* spec = nullptr;  // null: generic module or target
+  std::string_view name;              // as written, without dashes
+  int owner = -1;                     // index into matches, or -1 for the target
+  bool negated = false;
+  std::uint32_t begin = 0;  // offset of `!` or `--`
+  std::uint32_t end = 0;    // end of the last argument
+  std::uint32_t first_arg = 0;
+  std::uint32_t arg_count = 0;
+};
+
+struct pending_match {
+  const module_spec* spec = nullptr;  // null: generic
+  std::string_view name;
+  span where{};
+  bool implicit = false;
+};
+
+struct base_clause {
+  bool present = false;
+  bool negated = false;
+  std::string_view text;  // decoded argument
+  span where{};           // the argument as written
+  span option{};          // from `!`/`-x` to the end of the argument
+};
+
+struct generic_use {
+  span first{};  // where the warning points
+  std::size_t count = 0;
+};
+
+class parser {
+ public:
+  parser(source& src, diagnostic_sink& sink, const parse_options& opts, ruleset& out)
+      : src_(src), base_(src.text().data()), sink_(sink), opts_(opts), out_(out) {
+    if (opts.family) {
+      family_ = *opts.family;
+      family_known_ = true;
+    }
+  }
+
+  // ---- helpers used by actions ----------------------------------------------------------------
+  std::uint32_t offset(const char* p) const noexcept { return static_cast<std::uint32_t>(p - base_); }
+  span span_of(std::string_view raw) const noexcept {
+    return {offset(raw.data()), static_cast<std::uint32_t>(raw.size())};
+  }
+
+  /// Records an error and abandons the line.
+  [[noreturn]] void fail(error_code code, span where, std::string message) {
+    if (!sink_.error(code, where, std::move(message))) throw stop_parsing{};
+    if (sink_.full()) throw stop_parsing{};
+    throw g::line_abandoned{};
+  }
+  void warn(error_code code, span where, std::string message) { sink_.warning(code, where, std::move(message)); }
+
+  /// The word as iptables-restore passes it on: quotes removed, escapes resolved.
+  std::string_view decode_word(std::string_view raw) {
+    if (raw.find('"') == std::string_view::npos) return raw;
+    // `"text"` without escapes is its inside, a view into the source like an unquoted word
+    if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') {
+      const std::string_view inside = raw.substr(1, raw.size() - 2);
+      if (inside.find_first_of("\"\\") == std::string_view::npos) return inside;
+    }
+    scratch_text_.clear();
+    bool quoted = false;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      const char c = raw[i];
+      if (quoted) {
+        if (c == '\\' && i + 1 < raw.size()) {
+          scratch_text_ += raw[++i];
+        } else if (c == '"') {
+          quoted = false;
+        } else {
+          scratch_text_ += c;
+        }
+      } else if (c == '"') {
+        quoted = true;
+      } else {
+        scratch_text_ += c;
+      }
+    }
+    return src_.store(std::string_view(scratch_text_));
+  }
+
+  // ---- predicates for the grammar -------------------------------------------------------------
+  bool argument_required() const noexcept { return required_ > 0; }
+  bool argument_optional() const noexcept { return optional_; }
+
+  // ---- line events ----------------------------------------------------------------------------
+  void start_line(const char* at) {
+    kind_ = line_kind::none;
+    clauses_ = 0;
+    last_keyword_ = {};
+    word_quoted_ = false;
+    line_begin_ = offset(at);
+    content_begin_ = content_end_ = line_begin_;
+    has_counters_ = false;
+    word_ = {};
+    chain_word_ = {};
+    number_ = 0;
+    has_number_ = false;
+    policy_word_ = {};
+    new_name_ = {};
+    command_set_ = false;
+    command_where_ = {};
+    pending_negation_ = false;
+    inner_negation_ = false;
+    for (auto* b : {&source_, &destination_, &in_iface_, &out_iface_, &protocol_}) *b = {};
+    fragment_ = {};
+    matches_.clear();
+    latest_.fill(-1);
+    loaded_typed_.clear();
+    implicit_generic_.clear();
+    options_.clear();
+    args_.clear();
+    target_name_ = {};
+    target_where_ = {};
+    target_spec_ = nullptr;
+    target_id_ = target_id::none;
+    target_goto_ = false;
+    only_ = family_filter::any;
+    set_counters_ = false;
+    required_ = 0;
+    optional_ = false;
+    current_option_ = -1;
+    line_rule_ = nullptr;
+  }
+
+  void content(const char* begin, const char* end) {
+    content_begin_ = offset(begin);
+    content_end_ = offset(end);
+  }
+
+  void comment(std::string_view text) {
+    kind_ = line_kind::comment;
+    // `# Generated by ip6tables-save v1.8.9 ...` tells the family of a dump.
+    if (!family_known_ && text.rfind("# Generated by ", 0) == 0) {
+      if (text.find("ip6tables-") != std::string_view::npos) {  // ip6tables-save, ip6tables-nft-save
+        family_ = ip_family::ipv6;
+        family_known_ = true;
+      } else if (text.find("iptables-save") != std::string_view::npos) {
+        family_ = ip_family::ipv4;
+        family_known_ = true;
+      }
+    }
+  }
+
+  void table_header(std::string_view name, span where) {
+    kind_ = line_kind::table;
+    const auto id = parse_table_name(name);
+    if (!id)
+      fail(error_code::unknown_table, where,
+           fmt::format("unknown table `{}` (expected filter, nat, mangle, raw or security)", detail::clip(name)));
+    table_id_ = *id;
+  }
+
+  void chain_declaration(std::string_view name, span name_where) {
+    kind_ = line_kind::chain;
+    validate_chain_name(name, name_where, true);
+    decl_name_ = name;
+    decl_where_ = name_where;
+  }
+
+  void commit() { kind_ = line_kind::commit; }
+
+  // counters of `[p:b]` and `:CHAIN POLICY [p:b]`
+  void packets(std::string_view digits) { counters_.packets = parse_count(digits); }
+  void bytes(std::string_view digits) {
+    counters_.bytes = parse_count(digits);
+    has_counters_ = true;
+  }
+
+  // rule line clauses
+  /// A `word` (which may hold quotes) as iptables-restore passes it on.
+  std::string_view take_word(std::string_view raw) {
+    if (!word_quoted_) return raw;
+    word_quoted_ = false;
+    return decode_word(raw);
+  }
+  void saw_quote() noexcept { word_quoted_ = true; }
+  void word(std::string_view raw) { word_ = {take_word(raw), span_of(raw)}; }
+  // plain words (no quotes in the grammar): chain, module, target and policy names
+  void chain_word(std::string_view raw) { chain_word_ = {raw, span_of(raw)}; }
+  void rule_number(std::string_view digits) {
+    const auto v = detail::parse_number(digits, 0xffffffff);
+    if (!v || *v == 0)
+      fail(error_code::invalid_number, span_of(digits), fmt::format("invalid rule number `{}`", detail::clip(digits)));
+    number_ = static_cast<std::uint32_t>(*v);
+    has_number_ = true;
+  }
+  void policy_word(std::string_view raw) { policy_word_ = {raw, span_of(raw)}; }
+  void new_name(std::string_view raw) { new_name_ = {raw, span_of(raw)}; }
+
+  void set_command(command_kind c, std::string_view keyword_text, const char* begin) {
+    if (!chain_word_.text.empty()) validate_chain_name(chain_word_.text, chain_word_.where, false);
+    if (command_set_)
+      fail(error_code::duplicate_option, {offset(begin), static_cast<std::uint32_t>(keyword_text.size())},
+           "only one command per line");
+    no_negation(offset(begin));
+    command_set_ = true;
+    command_ = c;
+    command_where_ = {offset(begin), static_cast<std::uint32_t>(keyword_text.size())};
+    command_chain_ = chain_word_;
+    command_number_ = has_number_ ? number_ : 0;
+    command_policy_ = policy_word_;
+    command_new_name_ = new_name_;
+    chain_word_ = {};
+    has_number_ = false;
+  }
+
+  void negation(const char* at) {
+    if (pending_negation_) fail(error_code::misplaced_negation, {offset(at), 1}, "multiple `!` flags are not allowed");
+    pending_negation_ = true;
+    negation_at_ = offset(at);
+  }
+  void inner_negation() { inner_negation_ = true; }
+
+  void base_match(base_clause& b, std::string_view option_text, const char* begin, const char* end) {
+    const std::uint32_t start = pending_negation_ ? negation_at_ : offset(begin);
+    if (b.present)
+      fail(error_code::duplicate_option, {offset(begin), static_cast<std::uint32_t>(end - begin)},
+           fmt::format("{} may be given only once", option_text));
+    if (pending_negation_ && inner_negation_)
+      fail(error_code::misplaced_negation, {offset(begin), 1}, "multiple `!` flags are not allowed");
+    b.present = true;
+    b.negated = pending_negation_ || inner_negation_;
+    b.text = word_.text;
+    b.where = word_.where;
+    b.option = {start, offset(end) - start};
+    pending_negation_ = inner_negation_ = false;
+  }
+  base_clause& source_clause() { return source_; }
+  base_clause& destination_clause() { return destination_; }
+  base_clause& in_clause() { return in_iface_; }
+  base_clause& out_clause() { return out_iface_; }
+  base_clause& protocol_clause() { return protocol_; }
+
+  void fragment(const char* begin, const char* end) {
+    const std::uint32_t start = pending_negation_ ? negation_at_ : offset(begin);
+    if (fragment_.present) fail(error_code::duplicate_option, {offset(begin), 2}, "-f may be given only once");
+    fragment_.present = true;
+    fragment_.negated = pending_negation_;
+    fragment_.where = {start, offset(end) - start};
+    pending_negation_ = false;
+  }
+
+  void family_only(family_filter f, const char* at) {
+    no_negation(offset(at));
+    only_ = f;
+  }
+
+  void set_counters_clause(std::string_view packets_text, std::string_view bytes_text, span where) {
+    no_negation(where.offset);
+    if (set_counters_ || has_counters_) fail(error_code::duplicate_option, where, "counters given twice");
+    counters_.packets = parse_count(packets_text);
+    counters_.bytes = parse_count(bytes_text);
+    set_counters_ = true;
+  }
+  void counter_packets(std::string_view digits) { counter_packets_ = digits; }
+  void counter_bytes(std::string_view text) { counter_bytes_ = text; }
+  std::string_view counter_packets_text() const { return counter_packets_; }
+  std::string_view counter_bytes_text() const { return counter_bytes_; }
+
+  void table_option(span where) {
+    fail(error_code::unknown_option, where, "the -t option cannot be used in iptables-restore input (use `*table`)");
+  }
+
+  void list_command(span where) {
+    fail(error_code::unknown_option, where, "-L and -S list the kernel's rules; they are not iptables-restore input");
+  }
+
+  void match_module(std::string_view raw_name, const char* begin) {
+    const std::string_view name = raw_name;
+    const span where{offset(begin), offset(raw_name.data() + raw_name.size()) - offset(begin)};
+    if (pending_negation_) fail(error_code::misplaced_negation, {negation_at_, 1}, "`!` cannot be used before -m");
+    if (name.size() > 28)  // XT_EXTENSION_MAXNAMELEN
+      fail(error_code::invalid_value, word_span(raw_name),
+           fmt::format("module name `{}` is longer than 28 bytes", detail::clip(name)));
+    const module_spec* spec = detail::find_match_module(name);
+    const std::string_view canonical = spec ? spec->name : detail::canonical_module_name(name);
+    add_match({spec, canonical, where, false});
+    if (spec == nullptr) note_generic(canonical, where, false);
+  }
+
+  void jump(std::string_view raw_name, const char* begin, bool is_goto) {
+    const std::string_view name = raw_name;
+    const span where{offset(begin), offset(raw_name.data() + raw_name.size()) - offset(begin)};
+    if (pending_negation_)
+      fail(error_code::misplaced_negation, {negation_at_, 1}, "`!` cannot be used before -j or -g");
+    if (target_id_ != target_id::none) fail(error_code::duplicate_option, where, "only one -j or -g per rule");
+    target_name_ = name;
+    target_where_ = where;
+    target_goto_ = is_goto;
+    target_spec_ = detail::find_target_module(name);
+    if (target_spec_ != nullptr) {
+      target_id_ = target_spec_->target;
+    } else if (detail::is_known_target_extension(name)) {
+      target_id_ = target_id::generic;
+      note_generic(name, where, true);
+    } else {
+      target_id_ = target_id::chain;
+      validate_chain_name(name, word_span(raw_name), false);
+    }
+    if (is_goto && target_id_ != target_id::chain)
+      fail(error_code::invalid_value, where, fmt::format("-g needs a user-defined chain, `{}` is a target", name));
+  }
+
+  // ---- options ----------------------------------------------------------------------------------
+  void option_name(std::string_view text, const char* begin) {
+    const std::string_view name = text.substr(2);
+    const std::uint32_t start = pending_negation_ ? negation_at_ : offset(begin);
+    const bool negated = pending_negation_;
+    pending_negation_ = false;
+
+    pending_option opt;
+    opt.name = name;
+    opt.negated = negated;
+    opt.begin = start;
+    opt.end = offset(begin) + static_cast<std::uint32_t>(text.size());
+    opt.first_arg = static_cast<std::uint32_t>(args_.size());
+
+    if (!resolve_owner(opt)) {
+      // `-p PROTO` loads the protocol's module for an option nothing else takes.
+      if (!load_implicit(opt))
+        fail(error_code::unknown_option, {offset(begin), static_cast<std::uint32_t>(text.size())},
+             fmt::format("unknown option `{}`: no module of this rule takes it{}", detail::clip(text),
+                         protocol_.present ? "" : " (a protocol match needs `-p` first)"));
+    }
+    if (opt.spec != nullptr) {
+      if (negated && !opt.spec->negatable)
+        fail(error_code::misplaced_negation, {start, 1},
+             fmt::format("`{}` cannot be negated with `!`", detail::clip(text)));
+      required_ = opt.spec->arguments;
+      optional_ = false;
+    } else {
+      required_ = 0;
+      optional_ = true;
+    }
+    options_.push_back(opt);
+    current_option_ = static_cast<int>(options_.size()) - 1;
+  }
+
+  void option_argument(std::string_view raw) {
+    const std::string_view text = take_word(raw);  // `""` is an empty argument
+    args_.push_back({text, span_of(raw)});
+    if (current_option_ >= 0) {
+      auto& o = options_[static_cast<std::size_t>(current_option_)];
+      ++o.arg_count;
+      o.end = offset(raw.data() + raw.size());
+    }
+    if (required_ > 0) --required_;
+  }
+
+  void end_option() {
+    required_ = 0;
+    optional_ = false;
+    current_option_ = -1;
+  }
+
+  void unexpected(std::string_view raw) {
+    const span where = span_of(raw);
+    if (!raw.empty() && raw[0] == '-')
+      fail(error_code::unknown_option, where, fmt::format("unknown option `{}`", detail::clip(raw)));
+    fail(error_code::syntax, where,
+         fmt::format("unexpected argument `{}` (iptables-restore: \"Bad argument\")", detail::clip(take_word(raw))));
+  }
+
+  void bad_glued(span where) { fail(error_code::syntax, where, "unexpected text"); }
+
+  /// iptables-restore (1.8.9, xshared.c) splits a line into at most 251 words and refuses longer lines
+  /// ("Parser cannot handle more arguments"). Every clause is at least one word, so a line with more
+  /// clauses is refused here too; this also bounds the per-rule work (options are matched against the
+  /// modules loaded before them), which would otherwise grow with the square of the line's length.
+  static constexpr std::uint32_t max_words = 251;
+  void clause(const char* begin, const char* end) {
+    if (++clauses_ <= max_words) return;
+    fail(error_code::input_too_large, {offset(begin), offset(end) - offset(begin)},
+         fmt::format("more than {} words on one line; iptables-restore reads at most {}", max_words, max_words));
+  }
+
+  // ---- the end of a rule line: decode, check, build -----------------------------------------------
+  void rule_line_end();
+
+  // ---- the end of a line: commit what it built ------------------------------------------------------
+  void line_end();
+  void end_of_input();
+
+  // ---- control: errors raised by must<> ------------------------------------------------------------
+  template <typename Rule>
+  [[noreturn]] void raise(const char* at, const char* end) {
+    static_assert(g::error_message<Rule> != nullptr, "every rule that can raise needs an error message");
+    std::string message = g::error_message<Rule>;
+    if (!last_keyword_.empty()) message += fmt::format(" after `{}`", detail::clip(last_keyword_));
+    // what was there instead
+    const char* p = at;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    const char* q = p;
+    while (q < end && *q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') ++q;
+    if (p == end || *p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n'))
+      message += ", saw end of line";
+    else if (*p == '\0')
+      message += ", saw a NUL byte";
+    else if (*p == '\r')
+      message += ", saw a carriage return";
+    else
+      message +=
+          fmt::format(", saw `{}`", std::string_view(p, static_cast<std::size_t>(std::min<std::ptrdiff_t>(q - p, 40))));
+    // At the end of the input there is no byte to mark: an empty span, not one past the text.
+    const std::uint32_t length = p == end ? 0 : std::max<std::uint32_t>(1, static_cast<std::uint32_t>(q - p));
+    error_code code = g::error_code_of<Rule>;
+    if (p < end && *p == '\0') code = error_code::invalid_character;
+    fail(code, {offset(p), length}, std::move(message));
+  }
+
+  void keyword(std::string_view text) { last_keyword_ = text; }
+
+  [[nodiscard]] ip_family family() const noexcept { return family_; }
+  /// Appends to each not_modelled warning how often the module or target was used.
+  void count_generic_uses(std::vector<diagnostic>& ds) const {
+    for (const auto& key : generic_keys_) {
+      const auto& use = generic_uses_.at(key);
+      if (use.count < 2) continue;
+      for (auto& d : ds)
+        if (d.code == error_code::not_modelled && d.where == use.first) {
+          d.message += fmt::format(" ({} uses)", use.count);
+          break;
+        }
+    }
+  }
+  void reserve_for(std::size_t lines) { reserve_lines_ = lines; }
+  void raw(std::string_view r) { last_raw_ = r; }
+  std::string_view last_raw() const noexcept { return last_raw_; }
+  [[nodiscard]] bool family_known() const noexcept { return family_known_; }
+
+ private:
+  std::uint64_t parse_count(std::string_view digits) {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc{} || end != digits.data() + digits.size())
+      fail(error_code::number_out_of_range, span_of(digits),
+           fmt::format("counter `{}` does not fit 64 bits", detail::clip(digits)));
+    return v;
+  }
+
+  span word_span(std::string_view raw) const noexcept { return span_of(raw); }
+
+  void no_negation(std::uint32_t at) {
+    (void)at;
+    if (pending_negation_)
+      fail(error_code::misplaced_negation, {negation_at_, 1}, "`!` must come before a match option");
+  }
+
+  void validate_chain_name(std::string_view name, span where, bool declaration) {
+    if (name.size() > 28)
+      fail(error_code::invalid_value, where,
+           fmt::format("chain name `{}` is longer than 28 bytes (iptables' limit)", detail::clip(name)));
+    if (declaration && (name[0] == '-' || name[0] == '!'))
+      fail(error_code::invalid_value, where,
+           fmt::format("chain name `{}` must not start with `-` or `!`", detail::clip(name)));
+  }
+
+  bool owns(const module_spec* spec, pending_option& opt) const {
+    if (spec == nullptr) return false;
+    if (const option_spec* o = detail::find_option(*spec, opt.name)) {
+      opt.spec = o;
+      return true;
+    }
+    return false;
+  }
+
+  // Which loaded module takes `--name`: the latest module (the target once -j was given) first, a
+  // generic one takes anything; then the earlier typed matches, latest first.
+  bool resolve_owner(pending_option& opt) {
+    const bool has_target = target_id_ != target_id::none && target_id_ != target_id::chain;
+    if (has_target) {
+      if (target_spec_ != nullptr && owns(target_spec_, opt)) {
+        opt.owner = -1;
+        return true;
+      }
+      if (target_spec_ == nullptr && target_id_ == target_id::generic) {
+        opt.owner = -1;
+        opt.spec = nullptr;
+        return true;
+      }
+    }
+    // the module loaded last takes the option first (a generic one takes any)
+    if (!matches_.empty() && !has_target) {
+      const auto last = matches_.size() - 1;
+      if (matches_[last].spec == nullptr) {
+        opt.owner = static_cast<int>(last);
+        opt.spec = nullptr;
+        return true;
+      }
+    }
+    // then the typed modules, the latest loaded first; a module loaded again (`-m recent ... -m recent`)
+    // takes the options from then on
+    for (std::size_t k = loaded_typed_.size(); k-- > 0;) {
+      const int index = latest_[static_cast<std::size_t>(loaded_typed_[k])];
+      if (owns(matches_[static_cast<std::size_t>(index)].spec, opt)) {
+        opt.owner = index;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool load_implicit(pending_option& opt) {
+    if (!protocol_.present || protocol_.negated) return false;
+    const auto proto = detail::parse_protocol_number(protocol_.text);
+    if (!proto) return false;
+    const std::string_view name = detail::implicit_module_name(*proto);
+    if (name.empty()) return false;
+    const module_spec* spec = detail::find_match_module(name);
+    if (spec != nullptr) {
+      if (latest_[static_cast<std::size_t>(spec->module)] >= 0 || !owns(spec, opt)) return false;
+    } else if (std::find(implicit_generic_.begin(), implicit_generic_.end(), name) != implicit_generic_.end()) {
+      return false;  // loaded already and does not take it
+    } else {
+      implicit_generic_.push_back(name);
+    }
+    const span where{opt.begin, opt.end - opt.begin};
+    add_match({spec, spec ? spec->name : name, where, true});
+    if (spec == nullptr) note_generic(name, where, false);
+    opt.owner = static_cast<int>(matches_.size()) - 1;
+    return true;
+  }
+
+  void add_match(const pending_match& m) {
+    matches_.push_back(m);
+    if (m.spec != nullptr) {
+      const auto id = m.spec->module;
+      latest_[static_cast<std::size_t>(id)] = static_cast<int>(matches_.size()) - 1;
+      std::erase(loaded_typed_, id);
+      loaded_typed_.push_back(id);
+    }
+  }
+
+  void note_generic(std::string_view name, span where, bool is_target) {
+    const std::string key = std::string(is_target ? "target " : "match ") + std::string(name);
+    auto [it, inserted] = generic_uses_.try_emplace(key);
+    ++it->second.count;
+    if (inserted) {
+      it->second.first = where;
+      warn(error_code::not_modelled, where,
+           fmt::format("{} `{}` is not modelled: kept with its options as written",
+                       is_target ? "target" : "match module", detail::clip(name)));
+      generic_keys_.push_back(key);
+    }
+  }
+
+  table* open_table();
+  // Room for the rest of the input: untouched capacity costs address space, not memory. Large
+  // vectors ask for transparent huge pages (fewer page faults while they fill).
+  void reserve(table& t) const {
+    const std::size_t here = src_.locate(content_begin_).line;
+    const std::size_t rest = reserve_lines_ > here ? reserve_lines_ - here : 0;
+    t.rules.reserve(rest);
+    t.chains.reserve(rest);
+    advise_huge_pages(t.rules.data(), t.rules.capacity() * sizeof(rule));
+    advise_huge_pages(t.chains.data(), t.chains.capacity() * sizeof(chain));
+  }
+  static void advise_huge_pages(const void* data, std::size_t bytes) noexcept {
+#ifdef MADV_HUGEPAGE
+    constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+    const auto begin = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) & ~(huge - 1);
+    const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge - 1);
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+    (void)data;
+    (void)bytes;
+#endif
+  }
+  // whether an option may be given more than once in one module
+  bool repeatable(option_id id) const {
+    for (const auto& p : options_)
+      if (p.spec != nullptr && p.spec->id == id) return p.spec->repeatable;
+    return false;
+  }
+  ip_family line_family();
+  std::optional<ip_family> family_hint() const;
+  void decode_addresses(const base_clause& b, ip_family family, std::vector<address_match>& out);
+  void build_rule();
+
+  source& src_;
+  const char* base_;
+  diagnostic_sink& sink_;
+  const parse_options& opts_;
+  ruleset& out_;
+
+  ip_family family_ = ip_family::ipv4;
+  bool family_known_ = false;
+  int table_ = -1;  // the open table block
+  bool implicit_table_ = false;
+
+  // line state
+  line_kind kind_ = line_kind::none;
+  std::uint32_t line_begin_ = 0, content_begin_ = 0, content_end_ = 0;
+  struct counters counters_ {};
+  bool has_counters_ = false;
+  bool set_counters_ = false;
+  std::string_view counter_packets_, counter_bytes_;
+  argument word_{}, chain_word_{}, policy_word_{}, new_name_{};
+  std::uint32_t number_ = 0;
+  bool has_number_ = false;
+  table_id table_id_ = table_id::filter;
+  std::string_view decl_name_;
+  span decl_where_{};
+  bool command_set_ = false;
+  command_kind command_ = command_kind::append;
+  span command_where_{};
+  argument command_chain_{}, command_policy_{}, command_new_name_{};
+  std::uint32_t command_number_ = 0;
+  bool pending_negation_ = false;
+  bool word_quoted_ = false;
+  std::uint32_t negation_at_ = 0;
+  bool inner_negation_ = false;
+  base_clause source_, destination_, in_iface_, out_iface_, protocol_;
+  fragment_match fragment_;
+  family_filter only_ = family_filter::any;
+  std::vector<pending_match> matches_;
+  std::array<int, 32> latest_{};         // index in matches_ of the latest instance of each typed module
+  std::vector<module_id> loaded_typed_;  // typed modules of the rule, the latest loaded last
+  std::vector<std::string_view> implicit_generic_;
+  std::vector<pending_option> options_;
+  std::uint32_t clauses_ = 0;  // clauses of the rule line so far
+  std::vector<argument> args_;
+  std::string_view target_name_;
+  span target_where_{};
+  const module_spec* target_spec_ = nullptr;
+  target_id target_id_ = target_id::none;
+  bool target_goto_ = false;
+  std::uint8_t required_ = 0;
+  bool optional_ = false;
+  int current_option_ = -1;
+  std::string_view last_keyword_;
+  std::string_view last_raw_;
+  std::size_t reserve_lines_ = 0;
+  const rule_spec* line_rule_ = nullptr;
+  rule pending_rule_;
+  detail::module_context module_context_;
+
+  // scratch reused across lines
+  std::string scratch_text_;
+  std::vector<address_match> scratch_sources_, scratch_destinations_;
+  std::vector<option> scratch_options_;
+  std::vector<match> scratch_matches_;
+  std::vector<std::size_t> scratch_starts_, scratch_fill_;
+  std::array<std::uint64_t, 256> seen_options_{};
+  std::uint64_t duplicate_stamp_ = 0;
+  std::vector<generic_argument> scratch_generic_;
+
+  std::unordered_map<std::string, generic_use> generic_uses_;
+  std::vector<std::string> generic_keys_;
+
+ public:
+  source_ptr file_ptr;  // set by parse(): the shared pointer rules keep
+};
+
+// ---- decoding at the end of a rule line -----------------------------------------------------------
+
+// Match modules and targets that exist for one family only (iptables-extensions(8): the libipt_* and
+// libip6t_* extensions without a libxt_* or other-family twin).
+std::optional<ip_family> family_of_extension(std::string_view name, bool is_target) noexcept {
+  static constexpr std::string_view ipv6_matches[] = {"dst",   "eui64",      "frag", "hbh", "hl",
+                                                      "icmp6", "ipv6header", "mh",   "rt",  "srh"};
+  static constexpr std::string_view ipv4_matches[] = {"icmp", "realm", "ttl"};
+  static constexpr std::string_view ipv6_targets[] = {"DNPT", "HL", "SNPT"};
+  static constexpr std::string_view ipv4_targets[] = {"CLUSTERIP", "ECN", "TTL"};
+  auto in = [&](const auto& names) { return std::find(std::begin(names), std::end(names), name) != std::end(names); };
+  if (is_target ? in(ipv6_targets) : in(ipv6_matches)) return ip_family::ipv6;
+  if (is_target ? in(ipv4_targets) : in(ipv4_matches)) return ip_family::ipv4;
+  return std::nullopt;
+}
+
+// What a line tells about its family, for inputs whose family is not given and has no
+// `# Generated by ip6tables-save` header (`iptables -S` lines, restore input): the first line with an
+// address, a module or target of one family only (`-m icmp6`, `-m hl`, `-j TTL`), `-f` (IPv4 only),
+// an ICMP protocol (`-p ipv6-icmp`, `-p icmp`), a NAT or conntrack address or a REJECT type of one
+// family decides for the whole ruleset.
+std::optional<ip_family> parser::family_hint() const {
+  auto of_address = [](std::string_view t) -> std::optional<ip_family> {
+    const auto colons = std::count(t.begin(), t.end(), ':');
+    if (t.find('[') != std::string_view::npos || t.find("::") != std::string_view::npos || colons >= 2)
+      return ip_family::ipv6;
+    if (t.find('.') != std::string_view::npos) return ip_family::ipv4;
+    return std::nullopt;
+  };
+  for (const base_clause* b : {&source_, &destination_})
+    if (b->present) return b->text.find(':') != std::string_view::npos ? ip_family::ipv6 : ip_family::ipv4;
+  for (const auto& m : matches_)
+    if (auto f = family_of_extension(m.name, false)) return f;
+  if (target_id_ != target_id::none)
+    if (auto f = family_of_extension(target_name_, true)) return f;
+  if (fragment_.present) return ip_family::ipv4;
+  if (protocol_.present) {
+    const auto p = detail::parse_protocol_number(protocol_.text);
+    if (p == 58) return ip_family::ipv6;  // ipv6-icmp
+    if (p == 1) return ip_family::ipv4;   // icmp
+  }
+  for (const auto& o : options_) {
+    if (o.spec == nullptr || o.arg_count == 0) continue;
+    const std::string_view a = args_[o.first_arg].text;
+    switch (o.spec->id) {
+      case option_id::nat_to_destination:
+      case option_id::nat_to_source:
+      case option_id::conntrack_ctorigsrc:
+      case option_id::conntrack_ctorigdst:
+      case option_id::conntrack_ctreplsrc:
+      case option_id::conntrack_ctrepldst:
+      case option_id::recent_mask:
+      case option_id::tproxy_on_ip:
+        if (auto f = of_address(a)) return f;
+        break;
+      case option_id::reject_with:
+        if (a.rfind("icmp6-", 0) == 0 || a == "no-route" || a == "adm-prohibited" || a == "addr-unreach" ||
+            a == "policy-fail" || a == "reject-route")
+          return ip_family::ipv6;
+        if (a.rfind("icmp-", 0) == 0) return ip_family::ipv4;
+        break;
+      default:
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+ip_family parser::line_family() {
+  if (only_ == family_filter::ipv4) return ip_family::ipv4;
+  if (only_ == family_filter::ipv6) return ip_family::ipv6;
+  if (!family_known_) {
+    if (const auto hint = family_hint()) {
+      family_ = *hint;
+      family_known_ = true;
+    }
+  }
+  return family_;
+}
+
+void parser::decode_addresses(const base_clause& b, ip_family family, std::vector<address_match>& out) {
+  out.clear();
+  if (!b.present) return;
+  std::size_t pos = 0;
+  const std::string_view text = b.text;
+  const bool raw_is_text = b.where.length == text.size();
+  while (true) {
+    const auto comma = text.find(',', pos);
+    const std::string_view item =
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const span where =
+        raw_is_text ? span{b.where.offset + static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(item.size())}
+                    : b.where;
+    const auto m = detail::parse_address_mask(item, family);
+    if (!m) {
+      const bool other = family == ip_family::ipv4
+                             ? item.find(':') != std::string_view::npos
+                             : item.find(':') == std::string_view::npos && item.find('.') != std::string_view::npos;
+      fail(error_code::invalid_address, where,
+           other ? fmt::format("`{}` is an {} address in an {} ruleset", detail::clip(item),
+                               family == ip_family::ipv4 ? "IPv6" : "IPv4", family == ip_family::ipv4 ? "IPv4" : "IPv6")
+                 : fmt::format("expected an {} address[/mask], saw `{}` (host names are not resolved)",
+                               family == ip_family::ipv4 ? "IPv4" : "IPv6", detail::clip(item)));
+    }
+    out.push_back({*m, b.negated, where});
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+}
+
+void parser::rule_line_end() {
+  kind_ = line_kind::rule;
+  if (pending_negation_)
+    fail(error_code::misplaced_negation, {negation_at_, 1}, "`!` at the end of the line negates nothing");
+  const span line_span{content_begin_, content_end_ - content_begin_};
+  if (!command_set_)
+    fail(error_code::syntax, line_span, "no command given (expected -A, -I, -D, -R, -N, -X, -F, -Z, -P or -E)");
+  build_rule();
+}
+
+void parser::build_rule() {
+  rule& r = pending_rule_;
+  r = rule{};
+  r.where = {content_begin_, content_end_ - content_begin_};
+  r.chain = command_chain_.text;
+  r.command = command_;
+  r.position = command_number_;
+  r.only = only_;
+
+  const bool takes_spec = command_ == command_kind::append || command_ == command_kind::insert ||
+                          command_ == command_kind::replace || command_ == command_kind::check ||
+                          (command_ == command_kind::delete_rule && command_number_ == 0);
+  const bool has_spec_clauses = source_.present || destination_.present || in_iface_.present || out_iface_.present ||
+                                protocol_.present || fragment_.present || !matches_.empty() ||
+                                target_id_ != target_id::none || !options_.empty();
+  if (!takes_spec) {
+    // `-P CHAIN POLICY -c PACKETS BYTES` is what `iptables -S -v` prints; iptables-restore and
+    // iptables -P (1.8.9) accept counters there (also as a `[p:b]` prefix) and ignore them, and so
+    // does the AST.
+    const bool policy = command_ == command_kind::policy;
+    if (has_spec_clauses || (!policy && (has_counters_ || set_counters_)))
+      fail(error_code::syntax, command_where_,
+           fmt::format("`{}` takes no rule specification", command_option(command_)));
+    if (command_ == command_kind::policy) {
+      const std::string_view p = command_policy_.text;
+      if (p == "ACCEPT")
+        r.policy = chain_policy::accept;
+      else if (p == "DROP")
+        r.policy = chain_policy::drop;
+      else
+        fail(error_code::invalid_value, command_policy_.where,
+             fmt::format("bad policy `{}` (built-in chains take ACCEPT or DROP)", detail::clip(p)));
+    }
+    if (command_ == command_kind::rename_chain) {
+      validate_chain_name(command_new_name_.text, command_new_name_.where, true);
+      r.new_name = command_new_name_.text;
+    }
+    if (command_ == command_kind::new_chain) validate_chain_name(r.chain, command_chain_.where, true);
+    return;
+  }
+
+  const ip_family family = line_family();
+  module_context_.file = &src_;
+  module_context_.family = family;
+  module_context_.chain = r.chain;
+  module_context_.protocol = 0;
+  module_context_.protocol_negated = false;
+
+  rule_spec spec;
+  // -s, -d
+  decode_addresses(source_, family, scratch_sources_);
+  decode_addresses(destination_, family, scratch_destinations_);
+  // One arena block for the rule: its specification, then its options, matches and addresses.
+  const std::size_t n_options = options_.size(), n_matches = matches_.size();
+  const std::size_t n_sources = scratch_sources_.size(), n_destinations = scratch_destinations_.size();
+  static_assert(sizeof(rule_spec) % alignof(option) == 0 && sizeof(option) % alignof(match) == 0 &&
+                sizeof(match) % alignof(address_match) == 0);
+  auto* const block =
+      static_cast<std::byte*>(src_.allocate(sizeof(rule_spec) + n_options * sizeof(option) + n_matches * sizeof(match) +
+                                                (n_sources + n_destinations) * sizeof(address_match),
+                                            alignof(rule_spec)));
+  auto* const option_slots = reinterpret_cast<option*>(block + sizeof(rule_spec));
+  auto* const match_slots = reinterpret_cast<match*>(option_slots + n_options);
+  auto* const address_slots = reinterpret_cast<address_match*>(match_slots + n_matches);
+  std::uninitialized_copy(scratch_sources_.begin(), scratch_sources_.end(), address_slots);
+  std::uninitialized_copy(scratch_destinations_.begin(), scratch_destinations_.end(), address_slots + n_sources);
+  spec.source = std::span<const address_match>(address_slots, n_sources);
+  spec.destination = std::span<const address_match>(address_slots + n_sources, n_destinations);
+  // -i, -o
+  for (auto [clause, slot] : {std::pair{&in_iface_, &spec.in_interface}, std::pair{&out_iface_, &spec.out_interface}}) {
+    if (!clause->present) continue;
+    if (!detail::valid_interface_name(clause->text))
+      fail(error_code::invalid_value, clause->where,
+           fmt::format("interface name `{}` must be 1 to 15 bytes", detail::clip(clause->text)));
+    *slot = src_.store_one(interface_match{clause->text, clause->negated, clause->option});
+  }
+  // -p
+  if (protocol_.present) {
+    const auto p = detail::parse_protocol_number(protocol_.text);
+    if (!p)
+      fail(error_code::invalid_value, protocol_.where,
+           fmt::format("unknown protocol `{}`", detail::clip(protocol_.text)));
+    if (*p == 0 && protocol_.negated)
+      fail(error_code::invalid_value, protocol_.option, "`! -p all` matches nothing and is rejected by iptables");
+    spec.protocol = {protocol_.option, *p, true, protocol_.negated};
+    module_context_.protocol = *p;
+    module_context_.protocol_negated = protocol_.negated;
+  }
+  // -f
+  if (fragment_.present) {
+    if (family == ip_family::ipv6)
+      fail(error_code::unknown_option, fragment_.where, "-f is an IPv4 option (ip6tables has none)");
+    spec.fragment = fragment_;
+  }
+  // counters
+  if (has_counters_ || set_counters_) spec.counters = src_.store_one(counters_);
+
+  // Options, grouped by their module: matches in order, then the target.
+  scratch_options_.clear();
+  scratch_matches_.clear();
+  auto decode = [&](const pending_option& p) {
+    option o;
+    o.where = {p.begin, p.end - p.begin};
+    o.negated = p.negated;
+    const std::span<const argument> args(args_.data() + p.first_arg, p.arg_count);
+    if (p.spec != nullptr) {
+      o.id = p.spec->id;
+      if (args.size() != p.spec->arguments)
+        fail(error_code::missing_argument, o.where,
+             fmt::format("--{} takes {} argument{}", detail::clip(p.name), p.spec->arguments,
+                         p.spec->arguments == 1 ? "" : "s"));
+      if (p.spec->decode != nullptr) {
+        try {
+          p.spec->decode(args, o, module_context_);
+        } catch (const value_error& e) {
+          fail(e.code, e.where, fmt::format("--{}: {}", detail::clip(p.name), e.message));
+        }
+      }
+    } else {
+      scratch_generic_.clear();
+      for (const auto& a : args) scratch_generic_.push_back({src_.text(a.where), a.text});
+      generic_option gen{p.name, src_.store(std::span<const generic_argument>(scratch_generic_))};
+      o.kind = value_kind::generic;
+      o.value.generic = src_.store_one(gen);
+    }
+    return o;
+  };
+  // Options grouped by their module (the matches in order, then the target), each group in the order
+  // written: a counting sort on the owner. Decoding goes in the order written, so errors do too.
+  const std::size_t groups = matches_.size() + 1;
+  auto group_of = [&](const pending_option& p) {
+    return p.owner < 0 ? matches_.size() : static_cast<std::size_t>(p.owner);
+  };
+  scratch_starts_.assign(groups + 1, 0);
+  for (const auto& p : options_) ++scratch_starts_[group_of(p) + 1];
+  for (std::size_t g = 1; g <= groups; ++g) scratch_starts_[g] += scratch_starts_[g - 1];
+  scratch_fill_.assign(scratch_starts_.begin(), scratch_starts_.end() - 1);
+  scratch_options_.resize(options_.size());
+  for (const auto& p : options_) scratch_options_[scratch_fill_[group_of(p)]++] = decode(p);
+  // an option given twice in one module (unless repeatable): a stamp per group instead of clearing
+  for (std::size_t g = 0; g < groups; ++g) {
+    ++duplicate_stamp_;
+    for (std::size_t i = scratch_starts_[g]; i < scratch_starts_[g + 1]; ++i) {
+      const option& o = scratch_options_[i];
+      if (o.id == option_id::generic) continue;
+      auto& seen = seen_options_[static_cast<std::size_t>(o.id)];
+      if (seen == duplicate_stamp_ && !repeatable(o.id))
+        fail(error_code::duplicate_option, o.where,
+             fmt::format("--{} may be given only once per module", iptables::option_name(o.id)));
+      seen = duplicate_stamp_;
+    }
+  }
+  std::uninitialized_copy(scratch_options_.begin(), scratch_options_.end(), option_slots);
+  const std::span<const option> stored_options(option_slots, n_options);
+  for (std::size_t mi = 0; mi < matches_.size(); ++mi) {
+    const auto& pm = matches_[mi];
+    match m;
+    m.name = pm.name;
+    m.where = pm.where;
+    m.id = pm.spec ? pm.spec->module : module_id::generic;
+    m.implicit = pm.implicit;
+    m.options = stored_options.subspan(scratch_starts_[mi], scratch_starts_[mi + 1] - scratch_starts_[mi]);
+    scratch_matches_.push_back(m);
+  }
+  const std::size_t target_first = scratch_starts_[matches_.size()];
+
+  // module checks need the final option spans
+  for (std::size_t mi = 0; mi < scratch_matches_.size(); ++mi) {
+    const auto& pm = matches_[mi];
+    if (pm.spec == nullptr || pm.spec->check == nullptr) continue;
+    try {
+      pm.spec->check({scratch_matches_[mi].options, scratch_matches_[mi].where, &module_context_});
+    } catch (const value_error& e) {
+      fail(e.code, e.where, e.message);
+    }
+  }
+  std::uninitialized_copy(scratch_matches_.begin(), scratch_matches_.end(), match_slots);
+  spec.matches = std::span<const match>(match_slots, n_matches);
+
+  if (target_id_ != target_id::none) {
+    spec.target.name = target_name_;
+    spec.target.where = target_where_;
+    spec.target.id = target_id_;
+    spec.target.is_goto = target_goto_;
+    spec.target.options = stored_options.subspan(target_first);
+    if (target_spec_ != nullptr && target_spec_->check != nullptr) {
+      try {
+        target_spec_->check({spec.target.options, target_where_, &module_context_});
+      } catch (const value_error& e) {
+        fail(e.code, e.where, e.message);
+      }
+    }
+  } else if (stored_options.size() > target_first) {
+    fail(error_code::unknown_option, stored_options[target_first].where, "option without a module or target");
+  }
+  r.spec = std::construct_at(reinterpret_cast<rule_spec*>(block), spec);
+}
+
+void parser::line_end() {
+  switch (kind_) {
+    case line_kind::none:
+    case line_kind::comment:
+      return;
+    case line_kind::table: {
+      const span where{content_begin_, content_end_ - content_begin_};
+      if (table_ >= 0 && !out_.tables[static_cast<std::size_t>(table_)].committed && !implicit_table_) {
+        const auto& open = out_.tables[static_cast<std::size_t>(table_)];
+        // report, then continue with the new block (iptables-restore stops here)
+        sink_.error(error_code::missing_commit, open.where,
+                    fmt::format("table `{}` is not ended by COMMIT before the next `*{}`", table_name(open.id),
+                                table_name(table_id_)));
+        if (sink_.full()) throw stop_parsing{};
+      }
+      table t;
+      t.id = table_id_;
+      t.file = file_ptr;
+      t.where = where;
+      reserve(t);
+      out_.tables.push_back(std::move(t));
+      table_ = static_cast<int>(out_.tables.size()) - 1;
+      implicit_table_ = false;
+      return;
+    }
+    case line_kind::commit: {
+      if (table_ < 0 || out_.tables[static_cast<std::size_t>(table_)].committed || implicit_table_) {
+        if (implicit_table_ && table_ >= 0) {
+          out_.tables[static_cast<std::size_t>(table_)].committed = true;
+          return;
+        }
+        sink_.error(error_code::outside_table, {content_begin_, content_end_ - content_begin_},
+                    "COMMIT without a `*table` block to end");
+        if (sink_.full()) throw stop_parsing{};
+        return;
+      }
+      out_.tables[static_cast<std::size_t>(table_)].committed = true;
+      return;
+    }
+    case line_kind::chain: {
+      table* t = open_table();
+      if (t == nullptr) return;
+      chain c;
+      c.name = decl_name_;
+      c.file = file_ptr;
+      c.where = {content_begin_, content_end_ - content_begin_};
+      c.builtin = is_builtin_chain(t->id, c.name);
+      const std::string_view p = policy_word_.text;
+      if (p == "ACCEPT")
+        c.policy = chain_policy::accept;
+      else if (p == "DROP")
+        c.policy = chain_policy::drop;
+      else if (c.builtin && !p.empty() && p != "-") {
+        sink_.error(
+            error_code::invalid_value, policy_word_.where,
+            fmt::format("bad policy `{}` for built-in chain {} (expected ACCEPT, DROP or -)", detail::clip(p), c.name));
+        if (sink_.full()) throw stop_parsing{};
+        return;
+      } else if (c.builtin && p.empty()) {
+        sink_.error(error_code::missing_argument, {content_end_, 0},
+                    fmt::format("expected a policy for built-in chain {}", c.name));
+        if (sink_.full()) throw stop_parsing{};
+        return;
+      }
+      if (has_counters_) c.counters = counters_;
+      t->chains.push_back(c);
+      return;
+    }
+    case line_kind::rule: {
+      table* t = open_table();
+      if (t == nullptr) return;
+      pending_rule_.file = file_ptr;
+      t->rules.push_back(std::move(pending_rule_));
+      return;
+    }
+  }
+}
+
+void parser::end_of_input() {
+  if (table_ >= 0 && !out_.tables[static_cast<std::size_t>(table_)].committed && !implicit_table_ && !opts_.lenient) {
+    const auto& open = out_.tables[static_cast<std::size_t>(table_)];
+    sink_.error(
+        error_code::missing_commit, open.where,
+        fmt::format("table `{}` is not ended by COMMIT (iptables-restore: \"COMMIT expected\")", table_name(open.id)));
+  }
+  if (implicit_table_ && table_ >= 0) out_.tables[static_cast<std::size_t>(table_)].committed = true;
+}
+
+// The table block a chain or rule line belongs to; outside any block an error (or, lenient, the
+// implicit block of `iptables -S` lines).
+table* parser::open_table() {
+  if (table_ >= 0 && !out_.tables[static_cast<std::size_t>(table_)].committed)
+    return &out_.tables[static_cast<std::size_t>(table_)];
+  if (opts_.lenient) {
+    table t;
+    t.id = opts_.lenient_table;
+    t.file = file_ptr;
+    t.where = {content_begin_, 0};
+    reserve(t);
+    out_.tables.push_back(std::move(t));
+    table_ = static_cast<int>(out_.tables.size()) - 1;
+    implicit_table_ = true;
+    return &out_.tables.back();
+  }
+  sink_.error(
+      error_code::outside_table, {content_begin_, content_end_ - content_begin_},
+      "line outside a table block (expected `*filter`, `*nat`, ... first; --lenient reads `iptables -S` lines)");
+  if (sink_.full()) throw stop_parsing{};
+  return nullptr;
+}
+
+// ---- actions -------------------------------------------------------------------------------------
+
+template <typename Rule>
+struct action : pegtl::nothing<Rule> {};
+
+template <>
+struct action<g::line_start> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.start_line(in.begin());
+  }
+};
+template <>
+struct action<g::clause> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.clause(in.begin(), in.end());
+  }
+};
+template <>
+struct action<g::line> {
+  template <typename Input>
+  static void apply(const Input&, parser& p) {
+    p.line_end();
+  }
+};
+template <>
+struct action<g::comment_line> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.comment(in.string_view());
+  }
+};
+template <>
+struct action<g::table_name> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.raw(in.string_view());
+  }
+};
+template <>
+struct action<g::table_header> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.content(in.begin(), in.end());
+    p.table_header(p.last_raw(), p.span_of(p.last_raw()));
+  }
+};
+template <>
+struct action<g::chain_name> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.raw(in.string_view());
+  }
+};
+template <>
+struct action<g::policy_name> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.policy_word(in.string_view());
+  }
+};
+template <>
+struct action<g::chain_decl> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.content(in.begin(), in.end());
+    p.chain_declaration(p.last_raw(), p.span_of(p.last_raw()));
+  }
+};
+template <>
+struct action<g::commit> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.content(in.begin(), in.end());
+    p.commit();
+  }
+};
+template <>
+struct action<g::packets> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.packets(in.string_view());
+  }
+};
+template <>
+struct action<g::bytes> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.bytes(in.string_view());
+  }
+};
+
+// keywords, for "expected X after `-A`"
+template <char C>
+struct action<g::short_option<C>> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.keyword(in.string_view());
+  }
+};
+template <typename Name>
+struct action<g::long_option<Name>> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.keyword(in.string_view());
+  }
+};
+
+// commands
+template <>
+struct action<g::command_chain> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.chain_word(in.string_view());
+  }
+};
+template <>
+struct action<g::rule_number> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.rule_number(in.string_view());
+  }
+};
+template <>
+struct action<g::policy_target> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.policy_word(in.string_view());
+  }
+};
+template <>
+struct action<g::new_chain_name> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.new_name(in.string_view());
+  }
+};
+template <command_kind C>
+struct command_action {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.set_command(C, in.string_view(), in.begin());
+  }
+};
+template <>
+struct action<g::append_command> : command_action<command_kind::append> {};
+template <>
+struct action<g::insert_command> : command_action<command_kind::insert> {};
+template <>
+struct action<g::delete_command> : command_action<command_kind::delete_rule> {};
+template <>
+struct action<g::replace_command> : command_action<command_kind::replace> {};
+template <>
+struct action<g::check_command> : command_action<command_kind::check> {};
+template <>
+struct action<g::flush_command> : command_action<command_kind::flush> {};
+template <>
+struct action<g::zero_command> : command_action<command_kind::zero> {};
+template <>
+struct action<g::new_chain_command> : command_action<command_kind::new_chain> {};
+template <>
+struct action<g::delete_chain_command> : command_action<command_kind::delete_chain> {};
+template <>
+struct action<g::policy_command> : command_action<command_kind::policy> {};
+template <>
+struct action<g::rename_command> : command_action<command_kind::rename_chain> {};
+template <>
+struct action<g::list_command> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.list_command(p.span_of(in.string_view()));
+  }
+};
+
+// rule specification
+template <>
+struct action<g::negation> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.negation(in.begin());
+  }
+};
+template <>
+struct action<g::inner_negation> {
+  template <typename Input>
+  static void apply(const Input&, parser& p) {
+    p.inner_negation();
+  }
+};
+template <>
+struct action<g::quoted> {
+  template <typename Input>
+  static void apply(const Input&, parser& p) {
+    p.saw_quote();
+  }
+};
+template <>
+struct action<g::match_argument> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.word(in.string_view());
+  }
+};
+template <base_clause& (parser::*Clause)(), const char* Name>
+struct base_action {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.base_match((p.*Clause)(), Name, in.begin(), in.end());
+  }
+};
+inline constexpr char source_text[] = "-s";
+inline constexpr char destination_text[] = "-d";
+inline constexpr char in_text[] = "-i";
+inline constexpr char out_text[] = "-o";
+inline constexpr char protocol_text[] = "-p";
+template <>
+struct action<g::source_match> : base_action<&parser::source_clause, source_text> {};
+template <>
+struct action<g::destination_match> : base_action<&parser::destination_clause, destination_text> {};
+template <>
+struct action<g::in_interface_match> : base_action<&parser::in_clause, in_text> {};
+template <>
+struct action<g::out_interface_match> : base_action<&parser::out_clause, out_text> {};
+template <>
+struct action<g::protocol_match> : base_action<&parser::protocol_clause, protocol_text> {};
+template <>
+struct action<g::fragment_match> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.fragment(in.begin(), in.end());
+  }
+};
+template <>
+struct action<g::module_name> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.raw(in.string_view());
+  }
+};
+template <>
+struct action<g::match_clause> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.match_module(p.last_raw(), in.begin());
+  }
+};
+template <>
+struct action<g::target_name> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.raw(in.string_view());
+  }
+};
+template <>
+struct action<g::jump_clause> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.jump(p.last_raw(), in.begin(), false);
+  }
+};
+template <>
+struct action<g::goto_clause> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.jump(p.last_raw(), in.begin(), true);
+  }
+};
+template <>
+struct action<g::counter_packets> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.counter_packets(in.string_view());
+  }
+};
+template <>
+struct action<g::counter_bytes> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.counter_bytes(in.string_view());
+  }
+};
+template <>
+struct action<g::set_counters_clause> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.set_counters_clause(p.counter_packets_text(), p.counter_bytes_text(), p.span_of(in.string_view()));
+  }
+};
+template <>
+struct action<g::ipv4_clause> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.family_only(family_filter::ipv4, in.begin());
+  }
+};
+template <>
+struct action<g::ipv6_clause> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.family_only(family_filter::ipv6, in.begin());
+  }
+};
+template <>
+struct action<g::table_clause> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.table_option(p.span_of(in.string_view()));
+  }
+};
+template <>
+struct action<g::option_name> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.keyword(in.string_view());
+    p.option_name(in.string_view(), in.begin());
+  }
+};
+template <>
+struct action<g::option_argument> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.option_argument(in.string_view());
+  }
+};
+template <>
+struct action<g::module_option> {
+  template <typename Input>
+  static void apply(const Input&, parser& p) {
+    p.end_option();
+  }
+};
+template <>
+struct action<g::unexpected_word> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.unexpected(in.string_view());
+  }
+};
+template <>
+struct action<g::rule_line> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.content(in.begin(), in.end());
+    p.rule_line_end();
+  }
+};
+
+// Errors raised by must<>: the parser records them with a message from iptables_errors.hpp.
+template <typename Rule>
+struct control : pegtl::normal<Rule> {
+  template <typename ParseInput, typename... States>
+  [[noreturn]] static void raise(const ParseInput& in, parser& p) {
+    p.raise<Rule>(in.current(), in.end());
+  }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+
+result<ruleset> parse(std::string name, std::string text, const parse_options& options) {
+  result<ruleset> res;
+  if (text.size() > options.limits.max_input_bytes || text.size() >= std::size_t{0xffffffff}) {
+    res.diagnostics.push_back({severity::error,
+                               error_code::input_too_large,
+                               fmt::format("input of {} bytes is larger than the limit of {} bytes", text.size(),
+                                           std::min<std::size_t>(options.limits.max_input_bytes, 0xfffffffe)),
+                               nullptr,
+                               {},
+                               {}});
+    return res;
+  }
+  auto src = std::make_shared<source>(std::move(name), std::move(text));
+  diagnostic_sink sink(src, options.limits);
+  ruleset& out = res.value;
+  out.sources.push_back(src);
+  parser p(*src, sink, options, out);
+  p.file_ptr = src;
+  p.reserve_for(src->line_count());
+  const std::string_view t = src->text();
+  try {
+    pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf, const char*> in(t.data(), t.data() + t.size(),
+                                                                                         "");
+    if (!pegtl::parse<g::restore_file, action, control>(in, p))  // every line advances: cannot happen
+      sink.error(error_code::internal_error, {}, "internal error: the parser stopped before the end of the input");
+    p.end_of_input();
+  } catch (const stop_parsing&) {
+    // the error cap was reached; the sink says so
+  } catch (const std::exception& e) {
+    sink.error(error_code::internal_error, {}, fmt::format("internal error while parsing: {}", e.what()));
+  }
+  out.family = p.family();
+  res.diagnostics = sink.take();
+  p.count_generic_uses(res.diagnostics);
+  return res;
+}
+
+ruleset parse_or_throw(std::string name, std::string text, const parse_options& options) {
+  auto r = parse(std::move(name), std::move(text), options);
+  if (!r.ok()) throw parse_error(std::move(r.diagnostics));
+  return std::move(r.value);
+}
+
+}  // namespace nflens::iptables

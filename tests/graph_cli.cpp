@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// `nflens graph` and `nflens compare` as a user runs them: outputs and exit statuses (0 equivalent, 1 not,
+// 2 usage or input errors; graph 1 on input errors, with diagnostics and no report).
+
+#include <doctest/doctest.h>
+
+#include "kernel_support.hpp"
+#include "support.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace nflens::test;
+
+namespace {
+
+std::string nflens_cmd() { return std::string(NFLENS_BUILD_ROOT) + "/nflens"; }
+std::string example(const char* name) { return (source_root() / "examples" / "cluster" / name).string(); }
+
+}  // namespace
+
+TEST_CASE("nflens graph: text, JSON, DOT and quoted paths of the example dump") {
+  auto r = run_command(nflens_cmd() + " graph " + example("cluster.iptables"));
+  CHECK(r.status == 0);
+  CHECK(r.output.find("shop/web:http (tcp)\n") != std::string::npos);
+  r = run_command(nflens_cmd() + " graph --json " + example("cluster.iptables"));
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  CHECK(j["backend"] == "iptables");
+  CHECK(j["services"].size() == 4);
+  CHECK(j["services"][3]["service"] == "shop/web:http");
+  CHECK(j["services"][3]["node_port"] == 30080);
+  r = run_command(nflens_cmd() + " graph --dot " + example("cluster.iptables"));
+  CHECK(r.status == 0);
+  CHECK(r.output.rfind("digraph nflens {", 0) == 0);
+  r = run_command(nflens_cmd() + " graph --service shop/cache:redis " + example("cluster.iptables"));
+  CHECK(r.status == 0);
+  CHECK(r.output.find("cluster.iptables:") != std::string::npos);
+  CHECK(r.output.find("-j DNAT --to-destination 10.244.2.22:6379") != std::string::npos);
+  r = run_command(nflens_cmd() + " graph --service no/such:svc " + example("cluster.iptables") + " 2>/dev/null");
+  CHECK(r.status == 1);
+  r = run_command(nflens_cmd() + " graph --json --dot " + example("cluster.iptables") + " 2>/dev/null");
+  CHECK(r.status == 2);
+}
+
+TEST_CASE("nflens compare: exit 0 when equivalent, 1 when not, 2 for usage and input errors") {
+  auto r = run_command(nflens_cmd() + " compare " + example("cluster.iptables") + " " + example("cluster.iptables"));
+  CHECK(r.status == 0);
+  CHECK(r.output.find("EQUIVALENT: 4 services") != std::string::npos);
+  // A changed copy: one endpoint moved.
+  char tmpl[] = "/tmp/nflens-cli-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  auto text = slurp(example("cluster.iptables"));
+  for (std::size_t at; (at = text.find("10.244.2.22:6379")) != std::string::npos;)
+    text.replace(at, 16, "10.244.2.99:6379");
+  std::ofstream(dir / "changed.rules") << text;
+  r = run_command(nflens_cmd() + " compare --json " + example("cluster.iptables") + " " +
+                  (dir / "changed.rules").string());
+  CHECK(r.status == 1);
+  const auto j = nlohmann::json::parse(r.output);
+  CHECK(j["equivalent"] == false);
+  REQUIRE(j["differences"].size() == 1);
+  CHECK(j["differences"][0]["service"] == "shop/cache:redis");
+  std::ofstream(dir / "broken.rules") << "*nat\n-A FOO -j\nCOMMIT\n";
+  r = run_command(nflens_cmd() + " compare " + example("cluster.iptables") + " " + (dir / "broken.rules").string() +
+                  " 2>/dev/null");
+  CHECK(r.status == 2);
+  CHECK(r.output.empty());
+  r = run_command(nflens_cmd() + " compare " + example("cluster.iptables") + " 2>/dev/null");
+  CHECK(r.status == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("nflens graph FILE UPDATE: an nft transaction with flushes and deletes applied onto the dump") {
+  const auto fixture = [](const char* name) {
+    return (source_root() / "tests" / "fixtures" / "graph" / name).string();
+  };
+  // cluster-after-update.nft is what the kernel lists after `nft -f cluster.nft; nft -f cluster-update.nft`.
+  auto r = run_command(nflens_cmd() + " graph --json --no-origins " + example("cluster.nft") + " " +
+                       fixture("cluster-update.nft"));
+  REQUIRE(r.status == 0);
+  const auto updated = nlohmann::json::parse(r.output);
+  r = run_command(nflens_cmd() + " graph --json --no-origins " + fixture("cluster-after-update.nft"));
+  REQUIRE(r.status == 0);
+  const auto kernel = nlohmann::json::parse(r.output);
+  CHECK(updated["services"] == kernel["services"]);
+  REQUIRE(updated["services"].size() == 3);  // shop/legacy is gone
+  CHECK(updated["services"][2]["service"] == "shop/web:http");
+  CHECK(updated["services"][2]["endpoints"].size() == 2);
+  CHECK(updated["services"][2]["endpoints"][1]["probability"] == 0.5);
+  // Without the update the dump has shop/legacy and three endpoints for shop/web.
+  r = run_command(nflens_cmd() + " graph --json --no-origins " + example("cluster.nft"));
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(r.output)["services"].size() == 4);
+  // An update of another format, and an update that cannot apply (the chain is gone): errors, no graph.
+  r = run_command(nflens_cmd() + " graph " + example("cluster.nft") + " " + example("cluster.iptables") + " 2>&1");
+  CHECK(r.status == 1);
+  CHECK(r.output.find("must have the format") != std::string::npos);
+  r = run_command(nflens_cmd() + " graph " + fixture("cluster-after-update.nft") + " " + fixture("cluster-update.nft") +
+                  " 2>&1");
+  CHECK(r.status == 1);
+  CHECK(r.output.find("cluster-update.nft:") != std::string::npos);
+}
+
+TEST_CASE("nflens graph FILE UPDATE: an iptables partial sync applied with --noflush semantics") {
+  const auto fixture = [](const char* name) {
+    return (source_root() / "tests" / "fixtures" / "graph" / name).string();
+  };
+  // cluster-after-update.rules is what iptables-save lists after `iptables-restore cluster.iptables;
+  // iptables-restore --noflush cluster-update.rules` in a fresh network namespace.
+  auto r = run_command(nflens_cmd() + " graph --json --no-origins " + example("cluster.iptables") + " " +
+                       fixture("cluster-update.rules"));
+  REQUIRE(r.status == 0);
+  const auto updated = nlohmann::json::parse(r.output);
+  r = run_command(nflens_cmd() + " graph --json --no-origins " + fixture("cluster-after-update.rules"));
+  REQUIRE(r.status == 0);
+  CHECK(updated["services"] == nlohmann::json::parse(r.output)["services"]);
+  REQUIRE(updated["services"].size() == 3);
+  CHECK(updated["services"][2]["endpoints"].size() == 2);
+  // The same change in both backends gives the same dispatch.
+  r = run_command(nflens_cmd() + " compare " + fixture("cluster-after-update.rules") + " " +
+                  fixture("cluster-after-update.nft"));
+  CHECK(r.status == 0);
+}

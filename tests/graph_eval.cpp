@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: MIT
+// The evaluator and assembler on hand-built dispatch programs: the shapes kube-proxy writes in iptables
+// mode (ClusterIP, NodePort with its localhost twin, external and LoadBalancer IPs, Local policy without
+// local endpoints, source ranges, affinity, no endpoints), in nftables mode (verdict maps, numgen, affinity
+// sets, pre-DNAT firewall), Docker's DNAT, and dangling references.
+
+#include <doctest/doctest.h>
+
+#include "graph_builder.hpp"
+#include "kernel_support.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <nflens/graph.hpp>
+
+using namespace nflens;
+using namespace nflens::test;
+using d::action_kind;
+using d::field;
+using d::hook;
+using d::stage;
+using d::table_kind;
+
+namespace {
+
+const auto tcp = l4_protocol::tcp;
+
+/// kube-proxy's TestOverallIPTablesRules cluster, reduced to the rules that decide dispatch.
+d::program overall_iptables() {
+  program_builder b;
+  for (const char* c : {"KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-MARK-MASQ", "KUBE-POSTROUTING", "KUBE-SVC-1",
+                        "KUBE-SEP-1", "KUBE-SVC-2", "KUBE-SEP-2", "KUBE-EXT-2", "KUBE-SVC-4", "KUBE-SEP-4A",
+                        "KUBE-SEP-4B", "KUBE-SVC-5", "KUBE-SEP-5", "KUBE-FW-5", "KUBE-EXT-5"})
+    b.chain(c);
+  for (const char* c : {"F-KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-PROXY-FIREWALL"})
+    b.chain(c, table_kind::filter);
+  auto svc = [&](const char* ip, const char* target, const char* comment) {
+    b.rule("KUBE-SERVICES", {proto(tcp), daddr(ip), dport(80)}, jump(target), comment);
+  };
+  svc("172.30.0.41", "KUBE-SVC-1", "ns1/svc1:p80 cluster IP");
+  svc("172.30.0.42", "KUBE-SVC-2", "ns2/svc2:p80 cluster IP");
+  svc("192.168.99.22", "KUBE-EXT-2", "ns2/svc2:p80 external IP");
+  svc("1.2.3.4", "KUBE-EXT-2", "ns2/svc2:p80 loadbalancer IP");
+  svc("172.30.0.44", "KUBE-SVC-4", "ns4/svc4:p80 cluster IP");
+  svc("172.30.0.45", "KUBE-SVC-5", "ns5/svc5:p80 cluster IP");
+  svc("5.6.7.8", "KUBE-FW-5", "ns5/svc5:p80 loadbalancer IP");
+  b.rule("KUBE-SERVICES", {dst_local()}, jump("KUBE-NODEPORTS"), "kubernetes service nodeports");
+  b.rule("KUBE-NODEPORTS", {daddr("127.0.0.0/8"), proto(tcp), dport(3001)}, jump("KUBE-EXT-2"), "ns2/svc2:p80");
+  b.rule("KUBE-NODEPORTS", {proto(tcp), dport(3001)}, jump("KUBE-EXT-2"), "ns2/svc2:p80");
+  b.rule("KUBE-NODEPORTS", {proto(tcp), dport(3002)}, jump("KUBE-EXT-5"), "ns5/svc5:p80");
+  b.rule("KUBE-MARK-MASQ", {}, mark(0x4000));
+  b.rule("KUBE-POSTROUTING", {}, verdict(action_kind::masquerade));
+  auto svc_chain = [&](const char* chain, const char* cip) {
+    b.rule(chain, {saddr("10.0.0.0/8", true), daddr(cip), proto(tcp), dport(80)}, jump("KUBE-MARK-MASQ"));
+  };
+  auto sep = [&](const char* chain, const char* ip) {
+    b.rule(chain, {saddr(std::string(ip) + "/32")}, jump("KUBE-MARK-MASQ"));
+    b.rule(chain, {proto(tcp)}, dnat(ip, 80));
+  };
+  svc_chain("KUBE-SVC-1", "172.30.0.41");
+  b.rule("KUBE-SVC-1", {}, jump("KUBE-SEP-1"), "ns1/svc1:p80 -> 10.180.0.1:80");
+  sep("KUBE-SEP-1", "10.180.0.1");
+  svc_chain("KUBE-SVC-2", "172.30.0.42");
+  b.rule("KUBE-SVC-2", {}, jump("KUBE-SEP-2"));
+  sep("KUBE-SEP-2", "10.180.0.2");
+  b.rule("KUBE-EXT-2", {saddr("10.0.0.0/8")}, jump("KUBE-SVC-2"));
+  b.rule("KUBE-EXT-2", {src_local()}, jump("KUBE-MARK-MASQ"));
+  b.rule("KUBE-EXT-2", {src_local()}, jump("KUBE-SVC-2"));
+  svc_chain("KUBE-SVC-4", "172.30.0.44");
+  b.rule("KUBE-SVC-4", {random(0.5)}, jump("KUBE-SEP-4A"));
+  b.rule("KUBE-SVC-4", {}, jump("KUBE-SEP-4B"));
+  sep("KUBE-SEP-4A", "10.180.0.4");
+  sep("KUBE-SEP-4B", "10.180.0.5");
+  svc_chain("KUBE-SVC-5", "172.30.0.45");
+  b.rule("KUBE-SVC-5", {recent_check("KUBE-SEP-5", 10800)}, jump("KUBE-SEP-5"));
+  b.rule("KUBE-SVC-5", {}, jump("KUBE-SEP-5"));
+  sep("KUBE-SEP-5", "10.180.0.3");
+  b.rule("KUBE-FW-5", {saddr("203.0.113.0/25")}, jump("KUBE-EXT-5"), "ns5/svc5:p80 loadbalancer IP");
+  b.rule("KUBE-FW-5", {}, verdict(action_kind::none), "other traffic to ns5/svc5:p80 will be dropped");
+  b.rule("KUBE-EXT-5", {}, jump("KUBE-MARK-MASQ"));
+  b.rule("KUBE-EXT-5", {}, jump("KUBE-SVC-5"));
+  b.rule("F-KUBE-SERVICES", {proto(tcp), daddr("172.30.0.46"), dport(80)}, verdict(action_kind::reject),
+         "ns6/svc6:p80 has no endpoints");
+  b.rule("KUBE-EXTERNAL-SERVICES", {proto(tcp), daddr("192.168.99.22"), dport(80)}, verdict(action_kind::drop),
+         "ns2/svc2:p80 has no local endpoints");
+  b.rule("KUBE-EXTERNAL-SERVICES", {proto(tcp), daddr("1.2.3.4"), dport(80)}, verdict(action_kind::drop),
+         "ns2/svc2:p80 has no local endpoints");
+  b.rule("KUBE-EXTERNAL-SERVICES", {dst_local(), proto(tcp), dport(3001)}, verdict(action_kind::drop),
+         "ns2/svc2:p80 has no local endpoints");
+  b.rule("KUBE-PROXY-FIREWALL", {proto(tcp), daddr("5.6.7.8"), dport(80)}, verdict(action_kind::drop),
+         "ns5/svc5:p80 traffic not accepted by KUBE-FW-5");
+  b.entry("KUBE-SERVICES", stage::nat, true);
+  b.entry("F-KUBE-SERVICES", stage::post_dnat, true);
+  b.entry("KUBE-EXTERNAL-SERVICES", stage::post_dnat, true);
+  b.entry("KUBE-PROXY-FIREWALL", stage::post_dnat, true);
+  b.cluster_ip_chain("F-KUBE-SERVICES");
+  return b.build();
+}
+
+dispatch_graph build(const d::program& p, std::vector<diagnostic>* diags = nullptr) {
+  std::vector<diagnostic> out;
+  auto g = d::build(p, out);
+  if (diags != nullptr) *diags = std::move(out);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("iptables-shaped dispatch: services, frontends and endpoints") {
+  const auto p = overall_iptables();
+  std::vector<diagnostic> diags;
+  const auto g = build(p, &diags);
+  CHECK(diags.empty());
+  REQUIRE(g.services.size() == 5);
+  CHECK(g.services[0].label() == "ns1/svc1:p80");
+  CHECK(g.services[4].label() == "ns6/svc6:p80");
+
+  const auto* s1 = g.find("ns1/svc1:p80");
+  REQUIRE(s1 != nullptr);
+  REQUIRE(s1->frontends.size() == 1);
+  const auto& f1 = s1->frontends[0];
+  CHECK(f1.kind == frontend_kind::cluster_ip);
+  CHECK(to_string(f1.address.address) == "172.30.0.41");
+  CHECK(f1.port == port_range{80, 80});
+  CHECK(f1.protocol == tcp);
+  CHECK(f1.result == outcome::dispatch);
+  CHECK(f1.rules_evaluated == 1);
+  REQUIRE(f1.masquerades.size() == 1);
+  CHECK(f1.masquerades[0].when == masquerade_when::source_outside);
+  CHECK(to_string(f1.masquerades[0].prefix) == "10.0.0.0/8");
+  REQUIRE(s1->endpoints.size() == 1);
+  CHECK(to_string(s1->endpoints[0].address) == "10.180.0.1");
+  CHECK(s1->endpoints[0].port == 80);
+  CHECK(s1->endpoints[0].probability == 1.0);
+  CHECK(s1->endpoints[0].mechanism == selection::single);
+  REQUIRE(s1->endpoints[0].masquerades.size() == 1);
+  CHECK(s1->endpoints[0].masquerades[0].when == masquerade_when::source_inside);
+  CHECK_FALSE(s1->external_traffic_local);
+  CHECK(s1->unknown == 0);
+}
+
+TEST_CASE("iptables-shaped dispatch: Local policy without local endpoints drops external traffic") {
+  const auto g = build(overall_iptables());
+  const auto* s2 = g.find("ns2/svc2:p80");
+  REQUIRE(s2 != nullptr);
+  REQUIRE(s2->frontends.size() == 4);
+  const auto* cip = s2->find(frontend_kind::cluster_ip);
+  const auto* np = s2->find(frontend_kind::node_port);
+  const auto* ext = s2->find(frontend_kind::external_ip);
+  const auto* lb = s2->find(frontend_kind::load_balancer_ip);
+  REQUIRE(cip != nullptr);
+  REQUIRE(np != nullptr);
+  REQUIRE(ext != nullptr);
+  REQUIRE(lb != nullptr);
+  CHECK(cip->result == outcome::dispatch);
+  CHECK(np->any_local);
+  CHECK_FALSE(np->has_address);  // the 127.0.0.0/8 twin folded into it
+  CHECK(np->port.first == 3001);
+  CHECK(np->result == outcome::drop);
+  CHECK(ext->result == outcome::drop);
+  CHECK(to_string(lb->address.address) == "1.2.3.4");
+  CHECK(lb->result == outcome::drop);
+  REQUIRE(ext->short_circuit_sources.size() == 1);
+  CHECK(to_string(ext->short_circuit_sources[0]) == "10.0.0.0/8");
+  CHECK(ext->short_circuit_local);
+  CHECK(s2->external_traffic_local);
+  REQUIRE(s2->endpoints.size() == 1);
+  CHECK(to_string(s2->endpoints[0].address) == "10.180.0.2");
+  CHECK_FALSE(s2->endpoints[0].local_probability.has_value());
+  CHECK(s2->no_endpoints == outcome::none);
+}
+
+TEST_CASE("iptables-shaped dispatch: ladder, affinity and source ranges") {
+  const auto g = build(overall_iptables());
+  const auto* s4 = g.find("ns4/svc4:p80");
+  REQUIRE(s4 != nullptr);
+  REQUIRE(s4->endpoints.size() == 2);
+  CHECK(s4->endpoints[0].probability == 0.5);
+  CHECK(s4->endpoints[1].probability == 0.5);
+  CHECK(s4->endpoints[0].mechanism == selection::statistic_ladder);
+  CHECK(s4->endpoints[0].threshold == 0x40000000u);
+  CHECK(s4->endpoints[1].threshold == 0x80000000u);
+  CHECK(deviation_from_uniform(*s4) == 0.0);
+
+  const auto* s5 = g.find("ns5/svc5:p80");
+  REQUIRE(s5 != nullptr);
+  REQUIRE(s5->affinity_timeout_s.has_value());
+  CHECK(*s5->affinity_timeout_s == 10800);
+  REQUIRE(s5->endpoints.size() == 1);
+  CHECK(s5->endpoints[0].affinity);
+  const auto* lb = s5->find(frontend_kind::load_balancer_ip);
+  REQUIRE(lb != nullptr);
+  CHECK(lb->result == outcome::dispatch);
+  REQUIRE(lb->source_ranges.size() == 1);
+  CHECK(to_string(lb->source_ranges[0]) == "203.0.113.0/25");
+  REQUIRE(s5->load_balancer_source_ranges.size() == 1);
+  const auto* np = s5->find(frontend_kind::node_port);
+  REQUIRE(np != nullptr);
+  CHECK(np->result == outcome::dispatch);
+  CHECK(np->port.first == 3002);
+  REQUIRE(np->masquerades.size() == 1);
+  CHECK(np->masquerades[0].when == masquerade_when::always);
+  CHECK_FALSE(s5->external_traffic_local);
+}
+
+TEST_CASE("iptables-shaped dispatch: a service without endpoints") {
+  const auto g = build(overall_iptables());
+  const auto* s6 = g.find("ns6/svc6:p80");
+  REQUIRE(s6 != nullptr);
+  CHECK(s6->endpoints.empty());
+  CHECK(s6->no_endpoints == outcome::reject);
+  REQUIRE(s6->frontends.size() == 1);
+  CHECK(s6->frontends[0].kind == frontend_kind::cluster_ip);
+  CHECK(s6->frontends[0].result == outcome::reject);
+  CHECK(s6->is_unknown(unknown_fact::affinity));
+  CHECK(s6->is_unknown(unknown_fact::traffic_policy));
+  CHECK_FALSE(s6->is_unknown(unknown_fact::source_ranges));  // no external frontend at all
+}
+
+TEST_CASE("nftables-shaped dispatch: verdict maps, numgen, affinity set, pre-DNAT firewall") {
+  program_builder b("nftables");
+  b.chain("nat-prerouting", table_kind::nat, hook::prerouting, -100);
+  b.chain("nat-output", table_kind::nat, hook::output, -100);
+  b.chain("filter-prerouting-pre-dnat", table_kind::filter, hook::prerouting, -110);
+  b.chain("filter-input", table_kind::filter, hook::input, 0);
+  for (const char* c :
+       {"services", "mark-for-masquerade", "masquerading", "firewall-check", "reject-chain", "service-endpoints-check",
+        "service-AAAAAAAA-ns1/svc1/tcp/p80", "endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80",
+        "endpoint-CCCCCCCC-ns1/svc1/tcp/p80__10.0.1.2/80", "endpoint-DDDDDDDD-ns1/svc1/tcp/p80__10.0.1.3/80",
+        "external-AAAAAAAA-ns1/svc1/tcp/p80", "firewall-AAAAAAAA-ns1/svc1/tcp/p80"})
+    b.chain(c);
+  b.set("cluster-ips", {"172.30.0.41", "172.30.0.46"});
+  b.set("nodeport-ips", {"192.168.0.2"});
+  b.set("affinity-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80", {}, true, 300);
+  b.map("service-ips", {field::daddr, field::l4proto, field::dport},
+        {{{kaddr("172.30.0.41"), kproto(tcp), kport(80)}, "goto service-AAAAAAAA-ns1/svc1/tcp/p80", ""},
+         {{kaddr("5.6.7.8"), kproto(tcp), kport(80)}, "goto external-AAAAAAAA-ns1/svc1/tcp/p80", ""}});
+  b.map("service-nodeports", {field::l4proto, field::dport},
+        {{{kproto(tcp), kport(30080)}, "goto external-AAAAAAAA-ns1/svc1/tcp/p80", ""}});
+  b.map("firewall-ips", {field::daddr, field::l4proto, field::dport},
+        {{{kaddr("5.6.7.8"), kproto(tcp), kport(80)}, "goto firewall-AAAAAAAA-ns1/svc1/tcp/p80", ""}});
+  b.map("no-endpoint-services", {field::daddr, field::l4proto, field::dport},
+        {{{kaddr("172.30.0.46"), kproto(tcp), kport(80)}, "goto reject-chain", "ns6/svc6:p80"}});
+  // numgen with 3 slots over 3 endpoints, one of them twice as likely (slots 0 and 3 of mod 4)
+  b.map("", {field::number},
+        {{{knum(0, 0)}, "goto endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80", ""},
+         {{knum(1, 1)}, "goto endpoint-CCCCCCCC-ns1/svc1/tcp/p80__10.0.1.2/80", ""},
+         {{knum(2, 2)}, "goto endpoint-DDDDDDDD-ns1/svc1/tcp/p80__10.0.1.3/80", ""},
+         {{knum(3, 3)}, "goto endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80", ""}});
+  b.rule("nat-prerouting", {}, jump("services"));
+  b.rule("nat-output", {}, jump("services"));
+  b.rule("services", {}, vmap("service-ips", {field::daddr, field::l4proto, field::dport}));
+  b.rule("services", {in_set(field::daddr, "nodeport-ips")}, vmap("service-nodeports", {field::l4proto, field::dport}));
+  b.rule("mark-for-masquerade", {}, mark(0x4000));
+  b.rule("masquerading", {}, verdict(action_kind::masquerade));
+  b.rule("service-AAAAAAAA-ns1/svc1/tcp/p80", {daddr("172.30.0.41"), saddr("10.0.0.0/8", true)},
+         jump("mark-for-masquerade"));
+  b.rule("service-AAAAAAAA-ns1/svc1/tcp/p80", {in_set(field::saddr, "affinity-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80")},
+         go_to("endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80"));
+  b.rule("service-AAAAAAAA-ns1/svc1/tcp/p80", {}, numgen("", 4));
+  for (auto [c, ip] : {std::pair{"endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80", "10.0.1.1"},
+                       std::pair{"endpoint-CCCCCCCC-ns1/svc1/tcp/p80__10.0.1.2/80", "10.0.1.2"},
+                       std::pair{"endpoint-DDDDDDDD-ns1/svc1/tcp/p80__10.0.1.3/80", "10.0.1.3"}}) {
+    b.rule(c, {saddr(ip)}, jump("mark-for-masquerade"));
+    b.rule(c, {proto(tcp)}, dnat(ip, 80));
+  }
+  b.rule("external-AAAAAAAA-ns1/svc1/tcp/p80", {}, jump("mark-for-masquerade"));
+  b.rule("external-AAAAAAAA-ns1/svc1/tcp/p80", {}, go_to("service-AAAAAAAA-ns1/svc1/tcp/p80"));
+  b.rule("filter-prerouting-pre-dnat", {ct_state(d::ct_new)}, jump("firewall-check"));
+  b.rule("firewall-check", {}, vmap("firewall-ips", {field::daddr, field::l4proto, field::dport}));
+  b.rule("firewall-AAAAAAAA-ns1/svc1/tcp/p80", {saddr("203.0.113.0/25", true)}, verdict(action_kind::drop));
+  b.rule("filter-input", {ct_state(d::ct_new)}, jump("service-endpoints-check"));
+  b.rule("service-endpoints-check", {}, vmap("no-endpoint-services", {field::daddr, field::l4proto, field::dport}));
+  b.rule("reject-chain", {}, verdict(action_kind::reject));
+  b.entry("nat-prerouting").entry("nat-output");
+  b.entry("filter-prerouting-pre-dnat", stage::pre_dnat).entry("filter-input", stage::post_dnat);
+  b.cluster_ip_set("cluster-ips");
+  const auto p = b.build();
+  std::vector<diagnostic> diags;
+  const auto g = build(p, &diags);
+  CHECK(diags.empty());
+  REQUIRE(g.services.size() == 2);
+  const auto* s1 = g.find("ns1/svc1:p80");
+  REQUIRE(s1 != nullptr);
+  CHECK(s1->protocol == tcp);
+  REQUIRE(s1->frontends.size() == 3);
+  const auto* cip = s1->find(frontend_kind::cluster_ip);
+  REQUIRE(cip != nullptr);
+  CHECK(cip->rules_evaluated == 2);  // nat-prerouting's jump, then the vmap rule
+  CHECK(cip->lookups == 1);
+  const auto* np = s1->find(frontend_kind::node_port);
+  REQUIRE(np != nullptr);
+  CHECK(to_string(np->address.address) == "192.168.0.2");
+  CHECK(np->port.first == 30080);
+  const auto* lb = s1->find(frontend_kind::load_balancer_ip);  // a firewall gate tells it is a LoadBalancer IP
+  REQUIRE(lb != nullptr);
+  CHECK(lb->result == outcome::dispatch);
+  REQUIRE(lb->source_ranges.size() == 1);
+  CHECK(to_string(lb->source_ranges[0]) == "203.0.113.0/25");
+  REQUIRE(s1->endpoints.size() == 3);
+  CHECK(to_string(s1->endpoints[0].address) == "10.0.1.1");
+  CHECK(s1->endpoints[0].probability == 0.5);  // slots 0 and 3 of 4 add up
+  CHECK(s1->endpoints[0].threshold == 2);
+  CHECK(s1->endpoints[0].modulus == 4);
+  CHECK(s1->endpoints[1].probability == 0.25);
+  CHECK(s1->endpoints[2].probability == 0.25);
+  CHECK(s1->endpoints[0].mechanism == selection::numgen_random);
+  CHECK(s1->endpoints[0].affinity);
+  CHECK_FALSE(s1->endpoints[1].affinity);
+  REQUIRE(s1->affinity_timeout_s.has_value());
+  CHECK(*s1->affinity_timeout_s == 300);
+  CHECK(deviation_from_uniform(*s1) == doctest::Approx(0.5 - 1.0 / 3));
+  const auto* s6 = g.find("ns6/svc6:p80");
+  REQUIRE(s6 != nullptr);
+  CHECK(s6->no_endpoints == outcome::reject);
+  REQUIRE(s6->frontends.size() == 1);
+  CHECK(s6->frontends[0].kind == frontend_kind::cluster_ip);  // in the cluster-ips set
+}
+
+TEST_CASE("Docker-style DNAT frontends without identity") {
+  program_builder b;
+  b.chain("PREROUTING", table_kind::nat, hook::prerouting).chain("OUTPUT", table_kind::nat, hook::output);
+  b.chain("DOCKER");
+  b.rule("PREROUTING", {dst_local()}, jump("DOCKER"));
+  b.rule("OUTPUT", {daddr("127.0.0.0/8", true), dst_local()}, jump("DOCKER"));
+  cond in_docker0;
+  in_docker0.c.kind = d::cond_kind::iface;
+  in_docker0.c.what = field::iif;
+  in_docker0.c.name = "docker0";
+  auto not_docker0 = in_docker0;
+  not_docker0.c.negated = true;
+  b.rule("DOCKER", {in_docker0}, verdict(action_kind::ret));
+  b.rule("DOCKER", {not_docker0, proto(tcp), dport(8080)}, dnat("172.17.0.2", 80));
+  b.rule("DOCKER", {not_docker0, proto(tcp), dport(5432)}, dnat("172.17.0.3", 5432));
+  b.entry("PREROUTING").entry("OUTPUT");
+  const auto g = build(b.build());
+  REQUIRE(g.services.size() == 2);
+  for (const auto& s : g.services) {
+    CHECK_FALSE(s.name.has_value());
+    REQUIRE(s.frontends.size() == 1);
+    CHECK(s.frontends[0].kind == frontend_kind::dnat);
+    CHECK(s.frontends[0].any_local);
+    REQUIRE(s.endpoints.size() == 1);
+    CHECK(s.endpoints[0].probability == 1.0);
+  }
+  CHECK(g.services[0].label() == "dnat tcp local:5432");
+  CHECK(to_string(g.services[0].endpoints[0].address) == "172.17.0.3");
+  CHECK(g.services[1].endpoints[0].port == 80);
+}
+
+TEST_CASE("dangling references are reported with their location and the rest is built") {
+  program_builder b;
+  b.chain("KUBE-SERVICES").chain("KUBE-SVC-1").chain("KUBE-SEP-1");
+  b.rule("KUBE-SERVICES", {proto(tcp), daddr("10.96.0.1"), dport(443)}, jump("KUBE-SVC-1"),
+         "default/kubernetes:https cluster IP");
+  b.rule("KUBE-SERVICES", {proto(tcp), daddr("10.96.0.2"), dport(443)}, jump("KUBE-SVC-MISSING"),
+         "default/gone:https cluster IP");
+  b.rule("KUBE-SVC-1", {}, jump("KUBE-SEP-1"));
+  b.rule("KUBE-SEP-1", {proto(tcp)}, dnat("192.168.0.2", 6443));
+  b.entry("KUBE-SERVICES", stage::nat, true);
+  std::vector<diagnostic> diags;
+  const auto g = build(b.build(), &diags);
+  REQUIRE(diags.size() == 1);
+  CHECK(diags[0].code == error_code::dangling_reference);
+  CHECK(diags[0].level == severity::warning);
+  CHECK(diags[0].file->locate(diags[0].where).line == 3);  // the second rule of the first chain
+  REQUIRE(g.dangling.size() == 1);
+  CHECK(g.dangling[0].target == "KUBE-SVC-MISSING");
+  const auto* k = g.find("default/kubernetes:https");
+  REQUIRE(k != nullptr);
+  CHECK(k->endpoints.size() == 1);
+  const auto* gone = g.find("default/gone:https");
+  REQUIRE(gone != nullptr);
+  CHECK(gone->endpoints.empty());
+}
+
+TEST_CASE("graph outputs: ground-truth JSON, DOT that Graphviz renders, text, quoted paths") {
+  const auto g = build(overall_iptables());
+  const auto j = nlohmann::json::parse(to_json(g));
+  REQUIRE(j["services"].size() == 5);
+  const auto& s2 = j["services"][1];
+  CHECK(s2["service"] == "ns2/svc2:p80");
+  CHECK(s2["protocol"] == "tcp");
+  CHECK(s2["cluster_ip"] == "172.30.0.42");
+  CHECK(s2["port"] == 80);
+  CHECK(s2["node_port"] == 3001);
+  CHECK(s2["external_ips"] == nlohmann::json::array({"192.168.99.22"}));
+  CHECK(s2["load_balancer_ips"] == nlohmann::json::array({"1.2.3.4"}));
+  CHECK(s2["external_traffic_local"] == true);
+  CHECK(s2["affinity_timeout_s"].is_null());
+  CHECK(s2["endpoints"][0]["ip"] == "10.180.0.2");
+  CHECK(s2["endpoints"][0]["port"] == 80);
+  CHECK(s2["endpoints"][0]["local"] == false);
+  const auto& s5 = j["services"][3];
+  CHECK(s5["affinity_timeout_s"] == 10800);
+  CHECK(s5["load_balancer_source_ranges"] == nlohmann::json::array({"203.0.113.0/25"}));
+  const auto& s4 = j["services"][2];
+  CHECK(s4["endpoints"][0]["probability"] == 0.5);
+  CHECK(s4["endpoints"][0]["mechanism"] == "statistic-ladder");
+  CHECK(s4["endpoints"][0]["threshold"] == 1073741824);
+  CHECK(s4["max_deviation_from_uniform"] == 0.0);
+  const auto& s6 = j["services"][4];
+  CHECK(s6["no_endpoints"] == "reject");
+  CHECK(s6["unknown"] == nlohmann::json::array({"affinity_timeout_s", "external_traffic_local"}));
+  // Origins point at the generated source: the ClusterIP rule of svc1 is line 2 of "test.rules".
+  const auto& o = j["services"][0]["frontends"][0]["origins"][0];
+  CHECK(o["file"] == "test.rules");
+  CHECK(o["line"] == 2);
+  CHECK(o["kind"] == "rule");
+
+  const auto text = to_text(g);
+  CHECK(text.find("ns4/svc4:p80 (tcp)\n  cluster-ip                   tcp 172.30.0.44:80 -> dispatch\n") !=
+        std::string::npos);
+  CHECK(text.find("  no endpoints: reject\n") != std::string::npos);
+
+  const auto quote = quote_service(g, *g.find("ns4/svc4:p80"));
+  CHECK(quote.find("test.rules:6:1: rule: -A KUBE-SERVICES rule 5\n") != std::string::npos);  // the ClusterIP rule
+  CHECK(quote.find("rule: -A KUBE-SEP-4A rule 2") != std::string::npos);                      // a DNAT rule
+
+  const auto dot = to_dot(g);
+  CHECK(dot.rfind("digraph nflens {", 0) == 0);
+  CHECK(dot.find("s2 -> e2_0 [label=\"0.5\"];") != std::string::npos);
+  if (run_command("command -v dot >/dev/null 2>&1").status == 0) {
+    const auto r = run_command("dot -Tsvg", &dot);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("<svg") != std::string::npos);
+  } else {
+    MESSAGE("Graphviz 'dot' is not installed: the DOT text was checked, not its rendering");
+  }
+}
+
+TEST_CASE("a chain walked once for any connection answers the same when entered again from another hook") {
+  // X accepts every connection: the DNAT after the jump in OUTPUT is never reached, from either hook.
+  program_builder b;
+  b.chain("PREROUTING", table_kind::nat, hook::prerouting).chain("OUTPUT", table_kind::nat, hook::output).chain("X");
+  b.rule("PREROUTING", {}, jump("X"));
+  b.rule("OUTPUT", {}, jump("X"));
+  b.rule("OUTPUT", {proto(tcp), dport(99)}, dnat("10.1.1.1", 99));
+  b.rule("X", {}, verdict(action_kind::accept));
+  b.entry("PREROUTING").entry("OUTPUT");
+  CHECK(build(b.build()).services.empty());
+  // When X returns, the connection goes on to the DNAT after it.
+  program_builder c;
+  c.chain("PREROUTING", table_kind::nat, hook::prerouting).chain("OUTPUT", table_kind::nat, hook::output).chain("X");
+  c.rule("PREROUTING", {}, jump("X"));
+  c.rule("OUTPUT", {}, jump("X"));
+  c.rule("OUTPUT", {proto(tcp), dport(99)}, dnat("10.1.1.1", 99));
+  c.rule("X", {proto(l4_protocol::udp)}, verdict(action_kind::accept));
+  c.entry("PREROUTING").entry("OUTPUT");
+  const auto g = build(c.build());
+  REQUIRE(g.services.size() == 1);
+  CHECK(g.services[0].endpoints.at(0).port == 99);
+}
+
+TEST_CASE("statistic nth: every 3rd connection to the first endpoint, the rest to the second") {
+  program_builder b;
+  b.chain("PREROUTING", table_kind::nat, hook::prerouting).chain("LB").chain("A").chain("B");
+  b.rule("PREROUTING", {daddr("192.0.2.1"), proto(tcp), dport(443)}, jump("LB"));
+  cond nth;
+  nth.c.kind = d::cond_kind::nth;
+  nth.c.a = 3;
+  b.rule("LB", {nth}, jump("A"));
+  b.rule("LB", {}, jump("B"));
+  b.rule("A", {}, dnat("10.0.0.1", 443));
+  b.rule("B", {}, dnat("10.0.0.2", 443));
+  b.entry("PREROUTING");
+  const auto g = build(b.build());
+  REQUIRE(g.services.size() == 1);
+  REQUIRE(g.services[0].endpoints.size() == 2);
+  CHECK(g.services[0].endpoints[0].mechanism == selection::statistic_nth);
+  CHECK(g.services[0].endpoints[0].probability == doctest::Approx(1.0 / 3));
+  CHECK(g.services[0].endpoints[1].probability == doctest::Approx(2.0 / 3));
+  CHECK(deviation_from_uniform(g.services[0]) == doctest::Approx(1.0 / 6));
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+// Hostile input against the nft parser (issue 5): every pathological shape either parses cleanly or
+// gives located errors (nesting past limits::max_depth included), never a crash, an escaped exception
+// or an unbounded report. Sizes are moderate (the suite also runs under the sanitizers);
+// bench/bench_hostile runs the full sizes and checks that time and memory grow linearly.
+
+#include "hostile_support.hpp"
+#include "pathological.hpp"
+
+#include <nflens/nft.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <variant>
+
+using namespace nflens;
+namespace gen = nflens::pathological;
+using gen::dialect;
+using test::check_located;
+using test::first_error;
+
+namespace {
+
+result<nft::script> parse(const std::string& text, const nft::parse_options& opt = {}) {
+  return nft::parse("hostile.nft", text, opt);
+}
+
+struct counts {
+  std::size_t tables = 0, chains = 0, rules = 0, sets = 0, elements = 0;
+};
+
+counts count(const nft::script& s) {
+  counts c;
+  for (const auto& cmd : s.commands) {
+    const auto* const* t = std::get_if<const nft::table*>(&cmd.body);
+    if (t == nullptr || *t == nullptr) continue;
+    ++c.tables;
+    c.chains += (*t)->chains.size();
+    for (const auto& ch : (*t)->chains) c.rules += ch.rules.size();
+    c.sets += (*t)->sets.size();
+    for (const auto& st : (*t)->sets) c.elements += st.elements.size();
+  }
+  return c;
+}
+
+std::uint32_t line_of(const diagnostic& d) { return d.file->locate(d.where).line; }
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("hostile nft: the representative input parses cleanly") {
+    const std::string text = gen::small_valid(dialect::nft);
+    const auto r = parse(text);
+    check_located(r.diagnostics, text);
+    REQUIRE(r.ok());
+    const counts c = count(r.value);
+    CHECK(c.tables == 1);
+    CHECK(c.chains == 6);
+    CHECK(c.rules == 8);
+    CHECK(c.sets == 2);
+    CHECK(c.elements == 3);
+  }
+
+  TEST_CASE("hostile nft: a 10 MB line of rules parses with every rule") {
+    const std::string text = gen::long_line(dialect::nft, 10'000'000);
+    const auto r = parse(text);
+    check_located(r.diagnostics, text);
+    REQUIRE(r.ok());
+    CHECK(count(r.value).rules == 10'000'000 / std::string_view("ip saddr 10.0.0.1 counter accept; ").size());
+  }
+
+  TEST_CASE("hostile nft: wide rules") {
+    const std::string text = gen::wide_rules(dialect::nft, 1'000'000);
+    const auto r = parse(text);
+    check_located(r.diagnostics, text);
+    REQUIRE(r.ok());
+    std::size_t lines = 0;
+    for (auto at = text.find("\t\tmeta"); at != std::string::npos; at = text.find("\t\tmeta", at + 1)) ++lines;
+    CHECK(lines > 1000);
+    CHECK(count(r.value).rules == lines);
+  }
+
+  TEST_CASE("hostile nft: a 10 MB chain name and a 10 MB comment") {
+    for (const std::string& text :
+         {gen::long_token(dialect::nft, 10'000'000), gen::long_quoted(dialect::nft, 10'000'000)}) {
+      const auto r = parse(text);
+      check_located(r.diagnostics, text);  // nft limits names and comments; an error is as good as a parse
+    }
+  }
+
+  TEST_CASE("hostile nft: an unterminated quote is an error, and a later error is still found") {
+    std::string text = gen::long_quoted(dialect::nft, 100'000, false);
+    text += "table ip u { chain c { ip saddr 10.0.0.300 accept } }\n";
+    const auto r = parse(text);
+    REQUIRE(check_located(r.diagnostics, text) >= 1);
+    CHECK(line_of(*first_error(r.diagnostics)) == 3);
+  }
+
+  TEST_CASE("hostile nft: 100,000 nested braces stop at limits::max_depth with a located error") {
+    for (const bool closed : {true, false}) {
+      const std::string text = gen::nested_braces(dialect::nft, 100'000, closed);
+      const auto r = parse(text);
+      REQUIRE(check_located(r.diagnostics, text) >= 1);
+      CHECK(line_of(*first_error(r.diagnostics)) == 1);
+      bool depth = false;
+      for (const auto& d : r.diagnostics) depth = depth || d.code == error_code::nesting_too_deep;
+      CHECK(depth);
+    }
+  }
+
+  TEST_CASE("hostile nft: 100,000 nested parentheses and blocks") {
+    for (const std::string& text :
+         {gen::nested_parens(dialect::nft, 100'000), gen::nested_blocks(dialect::nft, 100'000)}) {
+      const auto r = parse(text);
+      REQUIRE(check_located(r.diagnostics, text) >= 1);
+    }
+  }
+
+  TEST_CASE("hostile nft: nesting just inside the limit parses") {
+    nft::parse_options opt;
+    opt.limits.max_depth = 64;
+    const auto r = parse(gen::nested_parens(dialect::nft, 16), opt);
+    check_located(r.diagnostics, gen::nested_parens(dialect::nft, 16), opt.limits);
+    CHECK(r.ok());
+  }
+
+  TEST_CASE("hostile nft: a chain of 100,000 binary operators") {
+    const std::string text = gen::binary_chain(dialect::nft, 100'000);
+    const auto r = parse(text);
+    check_located(r.diagnostics, text);  // left-associative: no depth, or refused by depth; never a crash
+  }
+
+  TEST_CASE("hostile nft: 100,000 set elements and 100,000 chains parse with exact counts") {
+    const std::string elements = gen::set_elements(dialect::nft, 100'000);
+    const auto e = parse(elements);
+    check_located(e.diagnostics, elements);
+    REQUIRE(e.ok());
+    CHECK(count(e.value).elements == 100'000);
+
+    const std::string chains = gen::many_chains(dialect::nft, 100'000);
+    const auto c = parse(chains);
+    check_located(c.diagnostics, chains);
+    REQUIRE(c.ok());
+    CHECK(count(c.value).chains == 100'000);
+  }
+
+  TEST_CASE("hostile nft: CRLF line ends parse like LF ones") {
+    const std::string lf = gen::small_valid(dialect::nft);
+    const std::string text = gen::crlf(lf);
+    const auto r = parse(text);
+    check_located(r.diagnostics, text);
+    if (r.ok()) {
+      const counts a = count(r.value), b = count(parse(lf).value);
+      CHECK(a.chains == b.chains);
+      CHECK(a.rules == b.rules);
+      CHECK(a.elements == b.elements);
+    }
+  }
+
+  TEST_CASE("hostile nft: NUL bytes anywhere") {
+    const std::string valid = gen::small_valid(dialect::nft);
+    for (std::size_t every : {1u, 7u, 61u, 401u}) {
+      const std::string text = gen::with_nul_bytes(valid, every, every / 2);
+      const auto r = parse(text);
+      CHECK_FALSE(r.ok());
+      check_located(r.diagnostics, text);
+    }
+  }
+
+  TEST_CASE("hostile nft: invalid UTF-8 in comments, names and at line starts") {
+    for (const std::string& text : gen::invalid_utf8(dialect::nft)) {
+      const auto r = parse(text);
+      check_located(r.diagnostics, text);
+    }
+  }
+
+  TEST_CASE("hostile nft: the input cut inside every token") {
+    const std::string valid = gen::small_valid(dialect::nft);
+    std::size_t failed = 0;
+    for (const std::size_t cut : gen::token_cuts(valid)) {
+      const std::string text = valid.substr(0, cut);
+      const auto r = parse(text);
+      check_located(r.diagnostics, text);
+      if (!r.ok()) ++failed;
+    }
+    // The table block is never closed, but `table i` and `table ip k` are whole commands (add table).
+    CHECK(failed == gen::token_cuts(valid).size() - 2);
+  }
+
+  TEST_CASE("hostile nft: errors are capped and the cap is said") {
+    std::string text;
+    for (int i = 0; i < 1000; ++i) text += "add rule ip t c ip saddr 10.0.0.1 accept )\n";
+    nft::parse_options opt;
+    opt.limits.max_errors = 20;
+    const auto r = parse(text, opt);
+    CHECK(check_located(r.diagnostics, text, opt.limits) == 21);
+    REQUIRE_FALSE(r.diagnostics.empty());
+    CHECK(r.diagnostics.back().code == error_code::too_many_errors);
+  }
+
+  TEST_CASE("hostile nft: input over limits::max_input_bytes is refused with a clear error") {
+    const std::string text = gen::small_valid(dialect::nft);
+    nft::parse_options opt;
+    opt.limits.max_input_bytes = 100;
+    const auto r = parse(text, opt);
+    REQUIRE_FALSE(r.ok());
+    CHECK(first_error(r.diagnostics)->code == error_code::input_too_large);
+  }
+
+  TEST_CASE("hostile nft: includes that multiply (a file including itself twice) stop at the caps") {
+    // Depth 16 alone would read the file 2^17 times; the included files of one parse are capped.
+    std::string text = "include \"self.nft\"\ninclude \"self.nft\"\ninclude \"self.nft\"\n";
+    text += "table ip t { chain c { accept ) } }\n";  // one error per copy
+    nft::parse_options opt;
+    opt.include_resolver = [&](std::string_view) -> std::optional<std::string> { return text; };
+    const auto r = parse(text, opt);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.value.sources.size() <= 1025);
+    CHECK(error_count(r.diagnostics) <= opt.limits.max_errors + 1);
+    for (const auto& d : r.diagnostics) {
+      REQUIRE(d.file != nullptr);
+      CHECK(d.where.offset + d.where.length <= d.file->text().size());
+    }
+  }
+
+  TEST_CASE("hostile nft: errors after an include count against the same cap as the included file's") {
+    // Regression: the errors of an included file were not charged to the including file's sink.
+    std::string text = "include \"self.nft\"\n";
+    for (int i = 0; i < 30; ++i) text += "add rule ip t c accept )\n";
+    nft::parse_options opt;
+    opt.limits.max_errors = 20;
+    opt.include_resolver = [&](std::string_view) -> std::optional<std::string> { return text; };
+    const auto r = parse(text, opt);
+    CHECK(error_count(r.diagnostics) == 21);
+    REQUIRE_FALSE(r.diagnostics.empty());
+    CHECK(r.diagnostics.back().code == error_code::too_many_errors);
+  }
+
+  TEST_CASE("hostile nft: an include that includes itself stops") {
+    const std::string text = "include \"self.nft\"\ntable ip t { chain c { accept } }\n";
+    nft::parse_options opt;
+    opt.include_resolver = [&](std::string_view) -> std::optional<std::string> { return text; };
+    const auto r = parse(text, opt);
+    REQUIRE_FALSE(r.ok());
+    for (const auto& d : r.diagnostics) {
+      REQUIRE(d.file != nullptr);
+      CHECK(d.where.offset <= d.file->text().size());
+    }
+  }
+}

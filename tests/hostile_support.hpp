@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// What the hostile-input tests assert about any parse result: either a clean parse, or errors that are
+// located inside the input, render to a bounded text and respect the caps of `limits`.
+
+#include <nflens/diagnostic.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace nflens::test {
+
+/// Every diagnostic points into a source whose text is `text`, renders in under 4 kB per excerpt, and
+/// the counts respect `lim`. Returns the number of errors.
+inline std::size_t check_located(const std::vector<diagnostic>& ds, std::string_view text, const limits& lim = {}) {
+  std::size_t errors = 0, warnings = 0;
+  for (const auto& d : ds) {
+    if (d.level == severity::error) ++errors;
+    if (d.level == severity::warning) ++warnings;
+    CHECK_MESSAGE(!d.message.empty(), "a diagnostic without a message");
+    REQUIRE_MESSAGE(d.file != nullptr, "diagnostic without a source: " << d.message);
+    CHECK(d.file->text().size() == text.size());
+    CHECK(d.where.offset <= text.size());
+    CHECK(d.where.length <= text.size() - std::min<std::size_t>(d.where.offset, text.size()));
+    CHECK(render(d).size() < 4096 * (1 + d.notes.size()));
+  }
+  CHECK(errors <= lim.max_errors + 1);
+  CHECK(warnings <= lim.max_warnings + 1);
+  return errors;
+}
+
+/// The first diagnostic of severity error, or null.
+inline const diagnostic* first_error(const std::vector<diagnostic>& ds) {
+  for (const auto& d : ds)
+    if (d.level == severity::error) return &d;
+  return nullptr;
+}
+
+}  // namespace nflens::test

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+// The real iptables (1.8.9, nf_tables backend) as the oracle: rulesets of our own are loaded with
+// iptables-restore into a fresh network namespace and listed with iptables-save; nflens must print the
+// same for the same input (parse, apply, print), and must read the listing back to the same text.
+#include <nflens/iptables.hpp>
+
+#include <doctest/doctest.h>
+
+#include "kernel_support.hpp"
+#include "support.hpp"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ipt = nflens::iptables;
+using nflens::test::netns;
+
+namespace {
+
+std::string without_comments(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.empty() || line[0] != '#') out += line + '\n';
+  return out;
+}
+
+std::string save(const netns& ns, bool v6) {
+  const auto r = ns.exec(v6 ? "ip6tables-save" : "iptables-save");
+  REQUIRE(r.status == 0);
+  return without_comments(r.output);
+}
+
+int restore(const netns& ns, const std::string& text, bool v6, bool noflush, bool counters = false) {
+  std::string cmd = v6 ? "ip6tables-restore" : "iptables-restore";
+  if (noflush) cmd += " --noflush";
+  if (counters) cmd += " --counters";
+  cmd += " 2>/dev/null";
+  return ns.exec(cmd, &text).status;
+}
+
+/// Applies `steps` (the first as a full restore, the others --noflush) in nflens and in a namespace,
+/// comparing the listing after each step; `fails[i]` says that step must be refused by both.
+void check_sequence(const std::vector<std::string>& steps, bool v6, const std::vector<bool>& fails = {},
+                    bool counters = false) {
+  netns ns;
+  ipt::ruleset state;
+  state.applied = true;
+  state.family = v6 ? nflens::ip_family::ipv6 : nflens::ip_family::ipv4;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    CAPTURE(i);
+    CAPTURE(steps[i]);
+    const bool must_fail = i < fails.size() && fails[i];
+    const int status = restore(ns, steps[i], v6, i != 0, counters);
+    CHECK((status != 0) == must_fail);
+    ipt::parse_options po;
+    po.family = state.family;
+    auto parsed = ipt::parse("step" + std::to_string(i) + ".rules", steps[i], po);
+    INFO(nflens::render(parsed.diagnostics));
+    REQUIRE(parsed.ok());
+    const auto ds = ipt::apply(state, parsed.value, {.noflush = i != 0, .counters = counters});
+    INFO(nflens::render(ds));
+    CHECK((nflens::error_count(ds) != 0) == must_fail);
+    const std::string kernel = save(ns, v6);
+    CHECK(ipt::print(state) == kernel);
+    // the listing reads back to itself
+    auto again = ipt::load("kernel.rules", kernel, po);
+    INFO(nflens::render(again.diagnostics));
+    CHECK(again.ok());
+    CHECK(ipt::print(again.value) == kernel);
+  }
+}
+
+void check_fixture(const char* name, bool v6) {
+  const auto text = nflens::test::slurp(nflens::test::source_root() / "tests/fixtures/iptables" / name);
+  check_sequence({text}, v6);
+}
+
+}  // namespace
+
+TEST_SUITE("kernel") {
+  TEST_CASE("iptables kernel: filter table with every typed match module") {
+    check_fixture("kernel_filter4.rules", false);
+  }
+  TEST_CASE("iptables kernel: nat, mangle, raw and security tables, NAT/MARK/CONNMARK/TPROXY targets") {
+    check_fixture("kernel_tables4.rules", false);
+  }
+  TEST_CASE("iptables kernel: ip6tables") { check_fixture("kernel_filter6.rules", true); }
+  TEST_CASE("iptables kernel: tcp and udp matches as iptables-nft folds them") {
+    check_fixture("kernel_tcpudp_folding4.rules", false);
+  }
+
+  TEST_CASE("iptables kernel: restore commands with --noflush, step by step") {
+    const std::string base =
+        "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n:C - "
+        "[0:0]\n"
+        "-A INPUT -j A\n-A A -s 10.0.0.1 -j ACCEPT\n-A A -s 10.0.0.2 -j ACCEPT\n-A A -s 10.0.0.3 -j ACCEPT\n"
+        "-A B -j RETURN\n-A C -m comment --comment \"to be renamed\" -j B\nCOMMIT\n";
+    check_sequence(
+        {
+            base,
+            "*filter\n-A A -s 10.1.0.1,10.1.0.2 -d 10.9.0.1,10.9.0.2 -j ACCEPT\nCOMMIT\n",
+            "*filter\n-I A 2 -s 10.2.0.1 -j DROP\n-I A -s 10.2.0.2 -j DROP\nCOMMIT\n",
+            "*filter\n-R A 1 -s 10.3.0.1 -j ACCEPT\nCOMMIT\n",
+            "*filter\n-D A -s 10.1.0.1/32 -d 10.9.0.2/32 -j ACCEPT\n-D A 3\nCOMMIT\n",
+            "*filter\n-N D\n-A D -j C\nCOMMIT\n",
+            "*filter\n-E C CC\nCOMMIT\n",
+            "*filter\n-P FORWARD DROP\nCOMMIT\n",
+            "*filter\n-Z\nCOMMIT\n",    // (in one block with -P, iptables-nft 1.8.9 loses the policy)
+            "*filter\n-X B\nCOMMIT\n",  // still referenced by CC: refused, nothing changes
+            "*filter\n-F B\n-F CC\nCOMMIT\n",
+            "*filter\n-X B\nCOMMIT\n",
+            "*filter\n:A - [0:0]\n-A A -j ACCEPT\nCOMMIT\n",  // :A flushes the user chain A
+            "*filter\n:INPUT DROP [0:0]\nCOMMIT\n",           // a built-in chain keeps its rules
+            "*filter\n-I INPUT 9 -j ACCEPT\nCOMMIT\n",        // index of insertion too big
+            "*filter\n-A INPUT -j NOPE\nCOMMIT\n",            // jump to a chain that does not exist
+            "*filter\n-A NOPE -j ACCEPT\nCOMMIT\n",           // chain does not exist
+            "*filter\n-D A 5\nCOMMIT\n",                      // index of deletion too big
+            "*filter\n-N A\nCOMMIT\n",                        // chain exists
+            "*filter\n-4 -A INPUT -s 192.0.2.1 -j DROP\n-6 -A INPUT -s 2001:db8::1 -j DROP\nCOMMIT\n",
+            "*nat\n:PREROUTING ACCEPT [1:2]\n-A PREROUTING -p udp --dport 53 -j DNAT --to-destination "
+            "10.0.0.53\nCOMMIT\n",
+        },
+        false, {false, false, false, false, false, false, false, false, false, true, false,
+                false, false, false, true,  true,  true,  true,  true,  false, false});
+  }
+
+  TEST_CASE("iptables kernel: -E renames at COMMIT, and only chains of the running ruleset") {
+    check_sequence(
+        {
+            "*filter\n:c1 - [0:0]\n:c2 - [0:0]\n:c3 - [0:0]\n:c4 - [0:0]\n-A INPUT -j c1\n-A c1 -j ACCEPT\nCOMMIT\n",
+            "*filter\n-E c3 d3\n-A c3 -j ACCEPT\nCOMMIT\n",  // the block still names it c3
+            "*filter\n-E c4 d4\n-A INPUT -j d4\nCOMMIT\n",   // d4 does not exist before COMMIT
+            "*filter\n:c2 - [0:0]\n-E c2 d2\nCOMMIT\n",      // declared in the block: refused
+            "*filter\n-N n1\n-E n1 n2\nCOMMIT\n",            // created in the block: refused
+            "*filter\n-E c1 d1\n-A INPUT -j c1\nCOMMIT\n",   // both jumps follow the chain
+            "*filter\n-E c2 d3\nCOMMIT\n",                   // the new name is taken
+            "*filter\n-E c2 e2\n-E c4 e4\n-X c2\nCOMMIT\n",  // a deleted chain is not renamed
+        },
+        false, {false, false, true, true, true, false, true, false});
+  }
+
+  TEST_CASE("iptables kernel: --counters keeps the policy counters of built-in chains only") {
+    check_sequence({"*filter\n:INPUT DROP [12:345]\n:FORWARD ACCEPT [1:2]\n:OUTPUT ACCEPT [3:4]\n:u - [5:6]\n"
+                    "[7:8] -A u -j RETURN\n-A INPUT -c 9 10 -j u\nCOMMIT\n",
+                    "*filter\n-Z INPUT\nCOMMIT\n", "*filter\n:OUTPUT DROP [40:50]\nCOMMIT\n"},
+                   false, {}, true);
+  }
+
+  TEST_CASE("iptables kernel: `iptables -S` lines read with --lenient give the table iptables-save lists") {
+    netns ns;
+    for (const char* name : {"kernel_filter4.rules", "kernel_tables4.rules"}) {
+      const auto text = nflens::test::slurp(nflens::test::source_root() / "tests/fixtures/iptables" / name);
+      REQUIRE(restore(ns, text, false, false) == 0);
+    }
+    for (const char* table : {"filter", "nat", "mangle", "raw"}) {
+      CAPTURE(table);
+      const auto lines = ns.exec(std::string("iptables -t ") + table + " -S");
+      REQUIRE(lines.status == 0);
+      ipt::parse_options o;
+      o.lenient = true;
+      o.lenient_table = *ipt::parse_table_name(table);
+      auto loaded = ipt::load("iptables-S.txt", lines.output, o);
+      INFO(nflens::render(loaded.diagnostics));
+      REQUIRE(loaded.ok());
+      const auto saved = ns.exec(std::string("iptables-save -t ") + table);
+      REQUIRE(saved.status == 0);
+      CHECK(ipt::print(loaded.value) == without_comments(saved.output));
+      // with counters: `-P CHAIN POLICY -c P B` and `-A ... -c P B` (no traffic here: all zero)
+      const auto verbose = ns.exec(std::string("iptables -t ") + table + " -S -v");
+      REQUIRE(verbose.status == 0);
+      CHECK(verbose.output.find(" -c 0 0") != std::string::npos);
+      auto counted = ipt::load("iptables-S-v.txt", verbose.output, o);
+      INFO(nflens::render(counted.diagnostics));
+      REQUIRE(counted.ok());
+      const auto saved_c = ns.exec(std::string("iptables-save -c -t ") + table);
+      REQUIRE(saved_c.status == 0);
+      CHECK(ipt::print(counted.value, {.counters = true}) == without_comments(saved_c.output));
+    }
+  }
+
+  TEST_CASE("iptables kernel: `ip6tables -S` lines are read as IPv6 without being told") {
+    netns ns;
+    const auto text =
+        nflens::test::slurp(nflens::test::source_root() / "tests/fixtures/iptables" / "kernel_filter6.rules");
+    REQUIRE(restore(ns, text, true, false) == 0);
+    const auto lines = ns.exec("ip6tables -S");
+    REQUIRE(lines.status == 0);
+    // the first lines are `-P ...`, `-N svc` and a rule with addresses: the addresses tell the family
+    ipt::parse_options o;
+    o.lenient = true;
+    auto loaded = ipt::load("ip6tables-S.txt", lines.output, o);
+    INFO(nflens::render(loaded.diagnostics));
+    REQUIRE(loaded.ok());
+    CHECK(loaded.value.family == nflens::ip_family::ipv6);
+    const auto filter = ns.exec("ip6tables-save -t filter");
+    REQUIRE(filter.status == 0);
+    CHECK(ipt::print(loaded.value) == without_comments(filter.output));
+    // from a line without addresses that tells (a module only ip6tables has), after one that does not
+    // (REJECT, whose default type is the family's)
+    const std::string hl = "-A INPUT -j REJECT\n-A INPUT -m hl --hl-eq 1 -j DROP\n";
+    REQUIRE(ns.exec("ip6tables -F INPUT").status == 0);
+    REQUIRE(ns.exec("ip6tables -A INPUT -j REJECT").status == 0);
+    REQUIRE(ns.exec("ip6tables -A INPUT -m hl --hl-eq 1 -j DROP").status == 0);
+    auto guessed = ipt::load("lines.txt", hl, o);
+    INFO(nflens::render(guessed.diagnostics));
+    REQUIRE(guessed.ok());
+    CHECK(guessed.value.family == nflens::ip_family::ipv6);
+    const auto listed = ns.exec("ip6tables-save -t filter");
+    REQUIRE(listed.status == 0);
+    const std::string kernel = without_comments(listed.output);
+    const std::string mine = ipt::print(guessed.value);
+    CHECK(kernel.find("-A INPUT -j REJECT --reject-with icmp6-port-unreachable\n") != std::string::npos);
+    CHECK(mine.find("-A INPUT -j REJECT --reject-with icmp6-port-unreachable\n") != std::string::npos);
+    CHECK(mine.find("-A INPUT -m hl --hl-eq 1 -j DROP\n") != std::string::npos);
+    CHECK(kernel.find("-A INPUT -m hl --hl-eq 1 -j DROP\n") != std::string::npos);
+  }
+
+  TEST_CASE("iptables kernel: a block without chains or rules leaves no table") {
+    check_sequence({"*filter\n-A INPUT -j ACCEPT\nCOMMIT\n*nat\nCOMMIT\n", "*filter\n-F\nCOMMIT\n"}, false);
+    netns ns;
+    REQUIRE(restore(ns, "*filter\n-A INPUT -j ACCEPT\nCOMMIT\n", false, false) == 0);
+    REQUIRE(restore(ns, "*filter\nCOMMIT\n", false, false) == 0);
+    CHECK(save(ns, false).empty());
+    auto l = ipt::load("t.rules", "*filter\nCOMMIT\n");
+    REQUIRE(l.ok());
+    CHECK(ipt::print(l.value).empty());
+  }
+
+  TEST_CASE("iptables kernel: a restore without --noflush replaces the table") {
+    netns ns;
+    const std::string first = "*filter\n:INPUT DROP [0:0]\n:X - [0:0]\n-A INPUT -j X\nCOMMIT\n";
+    const std::string second = "*filter\n-A FORWARD -j ACCEPT\nCOMMIT\n";
+    REQUIRE(restore(ns, first, false, false) == 0);
+    REQUIRE(restore(ns, second, false, false) == 0);
+    ipt::ruleset state;
+    state.applied = true;
+    for (const auto* text : {&first, &second}) {
+      auto p = ipt::parse("t.rules", *text);
+      REQUIRE(p.ok());
+      CHECK(ipt::apply(state, p.value).empty());
+    }
+    CHECK(ipt::print(state) == save(ns, false));
+  }
+}

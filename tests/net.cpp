@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#include <nflens/net.hpp>
+
+#include <doctest/doctest.h>
+
+using namespace nflens;
+
+TEST_SUITE("unit") {
+  TEST_CASE("net: IPv4 and IPv6 addresses parse and print as inet_ntop does") {
+    auto a = parse_ip_address("10.96.0.1");
+    REQUIRE(a);
+    CHECK(a->family == ip_family::ipv4);
+    CHECK(a->bytes[0] == 10);
+    CHECK(a->bytes[3] == 1);
+    CHECK(to_string(*a) == "10.96.0.1");
+    CHECK(*a == ipv4(0x0a600001));
+
+    auto b = parse_ip_address("fd00:10:96:0:0:0:0:1");
+    REQUIRE(b);
+    CHECK(b->family == ip_family::ipv6);
+    CHECK(to_string(*b) == "fd00:10:96::1");
+    CHECK(to_string(*parse_ip_address("::ffff:1.2.3.4")) == "::ffff:1.2.3.4");
+    CHECK(to_string(*parse_ip_address("2001:db8:0:1:0:0:0:1")) == "2001:db8:0:1::1");
+  }
+
+  TEST_CASE("net: malformed addresses are refused") {
+    for (const char* bad : {"", "10.0.0", "10.0.0.256", "1.2.3.4.5", "10.0.0.1/8", "::g", "1:2:3:4:5:6:7:8:9",
+                            "[::1]", " 10.0.0.1", "fe80::1%eth0"})
+      CHECK_MESSAGE(!parse_ip_address(bad), bad);
+  }
+
+  TEST_CASE("net: prefixes, containment, masks") {
+    auto p = parse_ip_prefix("10.244.0.0/19");
+    REQUIRE(p);
+    CHECK(p->length == 19);
+    CHECK(to_string(*p) == "10.244.0.0/19");
+    CHECK(contains(*p, *parse_ip_address("10.244.31.255")));
+    CHECK_FALSE(contains(*p, *parse_ip_address("10.244.32.0")));
+    CHECK_FALSE(contains(*p, *parse_ip_address("::1")));
+    CHECK(parse_ip_prefix("10.0.0.1")->length == 32);
+    CHECK(parse_ip_prefix("::1")->length == 128);
+    CHECK_FALSE(parse_ip_prefix("10.0.0.0/33"));
+    CHECK_FALSE(parse_ip_prefix("10.0.0.0/"));
+    CHECK_FALSE(parse_ip_prefix("10.0.0.0/8x"));
+    CHECK(contains(*parse_ip_prefix("0.0.0.0/0"), *parse_ip_address("1.2.3.4")));
+
+    CHECK(mask_length(*parse_ip_address("255.255.255.0")) == 24);
+    CHECK(mask_length(*parse_ip_address("255.255.255.255")) == 32);
+    CHECK(mask_length(*parse_ip_address("0.0.0.0")) == 0);
+    CHECK_FALSE(mask_length(*parse_ip_address("255.0.255.0")));
+    CHECK_FALSE(mask_length(*parse_ip_address("255.255.254.1")));
+    CHECK(to_string(mask_of(ip_family::ipv4, 20)) == "255.255.240.0");
+    CHECK(to_string(mask_of(ip_family::ipv6, 64)) == "ffff:ffff:ffff:ffff::");
+    CHECK(mask_length(mask_of(ip_family::ipv6, 127)) == 127);
+  }
+
+  TEST_CASE("net: protocols") {
+    CHECK(parse_protocol("tcp") == l4_protocol::tcp);
+    CHECK(parse_protocol("6") == l4_protocol::tcp);
+    CHECK(parse_protocol("ipv6-icmp") == l4_protocol::icmpv6);
+    CHECK_FALSE(parse_protocol("bogus"));
+    CHECK(protocol_number(l4_protocol::sctp) == 132);
+    CHECK(protocol_name(l4_protocol::udp) == "udp");
+  }
+
+  TEST_CASE("net: hash and order distinguish families") {
+    const auto v4 = *parse_ip_address("0.0.0.1");
+    auto v6 = v4;
+    v6.family = ip_family::ipv6;
+    CHECK(v4 != v6);
+    CHECK(v4 < v6);
+    CHECK(std::hash<ip_address>{}(v4) != std::hash<ip_address>{}(v6));
+  }
+}

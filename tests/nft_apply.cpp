@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+// `nft -f` semantics of nft::apply on scripts of our own: what each verb does to tables, chains,
+// rules, sets, elements, flowtables and objects, the handles the kernel would give, the transaction
+// (a failing command leaves the ruleset as it was) and the located diagnostics of failures.
+// tests/nft_kernel.cpp checks the same behaviours against the real nft in a network namespace.
+#include <nflens/nft.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace nft = nflens::nft;
+
+namespace {
+
+nft::script parse(const std::string& text, const std::string& name = "<test>") {
+  auto parsed = nft::parse(name, text);
+  REQUIRE_MESSAGE(parsed.ok(), nflens::render(parsed.diagnostics));
+  return std::move(parsed.value);
+}
+
+/// Applies `text` to `rs`; returns the rendered diagnostics (empty when it applied cleanly).
+std::string run(nft::ruleset& rs, const std::string& text, const std::string& name = "<test>") {
+  return nflens::render(nft::apply(rs, parse(text, name)));
+}
+
+std::string listing(const nft::ruleset& rs, bool handles = false) { return nft::print(rs, {.handles = handles}); }
+
+const nft::ruleset_chain& chain_of(const nft::ruleset& rs, std::string_view table, std::string_view chain) {
+  for (const auto& t : rs.tables)
+    if (t.name == table)
+      for (const auto& c : t.chains)
+        if (c.name == chain) return c;
+  FAIL("no chain " << chain);
+  throw 0;
+}
+
+std::string rules_of(const nft::ruleset& rs, std::string_view table, std::string_view chain) {
+  std::string out;
+  for (const auto& r : chain_of(rs, table, chain).rules) out += nft::print(r, nft::family::ip) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("nft apply: add is idempotent for tables, chains and sets; create is not") {
+    nft::ruleset rs;
+    CHECK(run(rs, "add table ip t\nadd chain ip t c\nadd set ip t s { type ipv4_addr; }\n").empty());
+    CHECK(run(rs, "add table ip t\nadd chain ip t c\nadd set ip t s { type ipv4_addr; }\n").empty());
+    REQUIRE(rs.tables.size() == 1);
+    CHECK(rs.tables[0].chains.size() == 1);
+    CHECK(rs.tables[0].sets.size() == 1);
+    const std::string before = listing(rs);
+    const std::string err = run(rs, "create chain ip t c\n", "create.nft");
+    CHECK(err.find("create.nft:1:8: error[chain-exists]: chain c already exists in table ip t") != std::string::npos);
+    CHECK(listing(rs) == before);
+    CHECK(run(rs, "create table ip t\n").find("error[object-exists]") != std::string::npos);
+    CHECK(run(rs, "create set ip t s { type ipv4_addr; }\n").find("error[object-exists]") != std::string::npos);
+    CHECK(run(rs, "create table ip6 t\ncreate chain ip6 t c\n").empty());
+    CHECK(rs.tables.size() == 2);
+  }
+
+  TEST_CASE("nft apply: rule placement by position, handle and index, replace and delete") {
+    nft::ruleset rs;
+    REQUIRE(run(rs, "table ip t {\n\tchain c1 {\n\t\taccept\n\t\tdrop\n\t\treturn\n\t}\n}\n").empty());
+    // handles: chain 1, rules 2, 3, 4 (as the kernel numbers them)
+    REQUIRE(run(rs,
+                "replace rule ip t c1 handle 3 counter\n"
+                "add rule ip t c1 index 0 log\n"
+                "insert rule ip t c1 index 0 meta mark 1\n"
+                "add rule ip t c1 position 4 ip saddr 1.2.3.4\n"
+                "insert rule ip t c1 handle 4 ip saddr 4.3.2.1\n")
+                .empty());
+    // The same script gave this listing from nft 1.0.6 in a network namespace.
+    CHECK(listing(rs, true) ==
+          "table ip t { # handle 1\n"
+          "\tchain c1 { # handle 1\n"
+          "\t\tmeta mark 0x00000001 # handle 6\n"
+          "\t\taccept # handle 2\n"
+          "\t\tlog # handle 5\n"
+          "\t\tcounter packets 0 bytes 0 # handle 3\n"
+          "\t\tip saddr 4.3.2.1 # handle 8\n"
+          "\t\treturn # handle 4\n"
+          "\t\tip saddr 1.2.3.4 # handle 7\n"
+          "\t}\n"
+          "}\n");
+    CHECK(run(rs, "delete rule ip t c1 handle 5\ninsert rule ip t c1 drop\n").empty());
+    CHECK(
+        rules_of(rs, "t", "c1") ==
+        "drop\nmeta mark 0x00000001\naccept\ncounter packets 0 bytes 0\nip saddr 4.3.2.1\nreturn\nip saddr 1.2.3.4\n");
+    CHECK(run(rs, "delete rule ip t c1 handle 42\n").find("error[rule-not-found]: no rule with handle 42") !=
+          std::string::npos);
+    CHECK(run(rs, "add rule ip t c1 position 42 accept\n").find("error[rule-not-found]") != std::string::npos);
+    CHECK(run(rs, "add rule ip t c1 index 7 accept\n").find("error[rule-not-found]") != std::string::npos);
+    CHECK(run(rs, "destroy rule ip t c1 handle 42\n").empty());
+  }
+
+  TEST_CASE("nft apply: the handles of a table block follow nft's expansion order") {
+    nft::ruleset rs;
+    REQUIRE(run(rs,
+                "table ip t {\n"
+                "  set s { type ipv4_addr; }\n"
+                "  chain c1 { ip saddr { 1.1.1.1, 2.2.2.2 } accept; tcp dport { 22, 23 } drop; ip daddr @s counter; }\n"
+                "  chain c2 { type filter hook input priority 0; }\n"
+                "  counter k { }\n"
+                "}\n"
+                "table ip6 u {\n"
+                "  chain x { }\n"
+                "}\n")
+                .empty());
+    // As nft numbers them (tests/nft_kernel.cpp checks against nft itself): chains first, then
+    // objects, sets, and the rules; each anonymous set takes a handle before its rule.
+    CHECK(listing(rs, true) ==
+          "table ip t { # handle 1\n"
+          "\tcounter k { # handle 3\n"
+          "\t\tpackets 0 bytes 0\n"
+          "\t}\n"
+          "\n"
+          "\tset s { # handle 4\n"
+          "\t\ttype ipv4_addr\n"
+          "\t}\n"
+          "\n"
+          "\tchain c1 { # handle 1\n"
+          "\t\tip saddr { 1.1.1.1, 2.2.2.2 } accept # handle 6\n"
+          "\t\ttcp dport { 22, 23 } drop # handle 8\n"
+          "\t\tip daddr @s counter packets 0 bytes 0 # handle 9\n"
+          "\t}\n"
+          "\n"
+          "\tchain c2 { # handle 2\n"
+          "\t\ttype filter hook input priority filter; policy accept;\n"
+          "\t}\n"
+          "}\n"
+          "table ip6 u { # handle 2\n"
+          "\tchain x { # handle 1\n"
+          "\t}\n"
+          "}\n");
+  }
+
+  TEST_CASE("nft apply: a failing command leaves the whole transaction unapplied, with a located error") {
+    nft::ruleset rs;
+    REQUIRE(run(rs, "add table ip t\nadd chain ip t c\n").empty());
+    const std::string before = listing(rs);
+    const std::string err = run(rs,
+                                "add rule ip t c accept\n"
+                                "add chain ip t d\n"
+                                "add rule ip t c jump nowhere\n",
+                                "tx.nft");
+    CHECK(err.find("tx.nft:3:") != std::string::npos);
+    CHECK(err.find("error[chain-not-found]: jump or goto to chain nowhere, which does not exist") != std::string::npos);
+    CHECK(err.find("add rule ip t c jump nowhere") != std::string::npos);  // the source line is quoted
+    CHECK(listing(rs) == before);
+    CHECK(run(rs, "add rule ip t missing accept\n").find("error[chain-not-found]: chain missing does not exist") !=
+          std::string::npos);
+    CHECK(run(rs, "add rule ip u c accept\n").find("error[object-not-found]: table ip u does not exist") !=
+          std::string::npos);
+    CHECK(
+        run(rs, "add rule ip t c ip saddr @nope\n").find("error[object-not-found]: set or map @nope does not exist") !=
+        std::string::npos);
+    CHECK(listing(rs) == before);
+  }
+
+  TEST_CASE("nft apply: delete, destroy, flush and rename") {
+    nft::ruleset rs;
+    REQUIRE(run(rs,
+                "table inet f {\n"
+                "\tset s { type ipv4_addr; elements = { 1.1.1.1, 2.2.2.2 }; }\n"
+                "\tchain a { jump b; }\n"
+                "\tchain b { ip saddr @s accept; counter; }\n"
+                "\tchain c { }\n"
+                "}\n"
+                "table ip g {\n\tchain x { accept; }\n}\n")
+                .empty());
+    CHECK(run(rs, "delete chain inet f b\n").find("error[chain-in-use]") != std::string::npos);
+    CHECK(run(rs, "delete set inet f s\n").find("error[chain-in-use]: set s is still used by a rule") !=
+          std::string::npos);
+    CHECK(run(rs, "delete chain inet f nope\n").find("error[chain-not-found]") != std::string::npos);
+    CHECK(run(rs, "destroy chain inet f nope\ndestroy table ip nope\n").empty());
+    CHECK(run(rs, "flush chain inet f b\n").empty());
+    CHECK(chain_of(rs, "f", "b").rules.empty());
+    CHECK(run(rs, "delete set inet f s\n").empty());
+    CHECK(run(rs, "rename chain inet f c d\n").empty());
+    CHECK(chain_of(rs, "f", "d").name == "d");
+    CHECK(run(rs, "rename chain inet f b e\n").find("error[chain-in-use]") != std::string::npos);
+    CHECK(run(rs, "flush table inet f\n").empty());
+    CHECK(chain_of(rs, "f", "a").rules.empty());
+    CHECK(rs.tables[0].chains.size() == 3);  // flush keeps the chains
+    CHECK(run(rs, "delete table inet f\n").empty());
+    CHECK(rs.tables.size() == 1);
+    CHECK(run(rs, "delete table inet f\n").find("error[object-not-found]: table inet f does not exist") !=
+          std::string::npos);
+    CHECK(run(rs, "add table ip6 h\nflush ruleset ip\n").empty());
+    REQUIRE(rs.tables.size() == 1);
+    CHECK(rs.tables[0].name == "h");
+    CHECK(run(rs, "flush ruleset\n").empty());
+    CHECK(rs.tables.empty());
+  }
+
+  TEST_CASE("nft apply: elements are added once, deleted when present, flushed") {
+    nft::ruleset rs;
+    REQUIRE(run(rs,
+                "add table ip t\nadd set ip t s { type inet_service; }\nadd map ip t m { type ipv4_addr : verdict; }\n"
+                "add chain ip t c\n")
+                .empty());
+    CHECK(run(rs, "add element ip t s { 22, 80 }\nadd element ip t s { 80, 443 }\n").empty());
+    const auto& s = rs.tables[0].sets[0];
+    CHECK(s.elements.size() == 3);
+    CHECK(run(rs, "create element ip t s { 22 }\n").find("error[object-exists]") != std::string::npos);
+    CHECK(run(rs, "delete element ip t s { 80 }\n").empty());
+    CHECK(rs.tables[0].sets[0].elements.size() == 2);
+    CHECK(run(rs, "delete element ip t s { 80 }\n").find("error[object-not-found]: element does not exist") !=
+          std::string::npos);
+    CHECK(run(rs, "destroy element ip t s { 80 }\n").empty());
+    CHECK(run(rs, "add element ip t m { 10.0.0.1 : jump c, 10.0.0.2 : drop }\n").empty());
+    CHECK(run(rs, "add element ip t m { 10.0.0.3 : goto nowhere }\n").find("error[chain-not-found]") !=
+          std::string::npos);
+    CHECK(listing(rs) ==
+          "table ip t {\n"
+          "\tset s {\n"
+          "\t\ttype inet_service\n"
+          "\t\telements = { 22, 443 }\n"
+          "\t}\n"
+          "\n"
+          "\tmap m {\n"
+          "\t\ttype ipv4_addr : verdict\n"
+          "\t\telements = { 10.0.0.1 : jump c,\n"
+          "\t\t\t     10.0.0.2 : drop }\n"
+          "\t}\n"
+          "\n"
+          "\tchain c {\n"
+          "\t}\n"
+          "}\n");
+    CHECK(run(rs, "flush set ip t s\nflush map ip t m\n").empty());
+    CHECK(rs.tables[0].sets[0].elements.empty());
+    CHECK(rs.tables[0].sets[1].elements.empty());
+  }
+
+  TEST_CASE("nft apply: what the kernel normalises") {
+    nft::ruleset rs;
+    REQUIRE(run(rs,
+                "add table ip t\n"
+                "add set ip t aff { type ipv4_addr ; flags dynamic,timeout ; timeout 10800s ; }\n"
+                "add set ip t seen { type ipv4_addr ; }\n"
+                "add chain ip t base { type nat hook output priority -100 ; }\n"
+                "add rule ip t base update @aff { ip saddr } add @seen { ip saddr }\n")
+                .empty());
+    const auto& t = rs.tables[0];
+    // policy accept, priority stored as the number, sets updated from the packet path get a size
+    CHECK(t.chains[0].policy == nft::chain_policy::accept);
+    REQUIRE(t.chains[0].base != nullptr);
+    CHECK(t.chains[0].base->prio.name == nft::priority_name::numeric);
+    CHECK(t.chains[0].base->prio.offset == -100);
+    CHECK(t.sets[0].size == 65535);
+    CHECK(t.sets[1].size == 65535);
+    CHECK((t.sets[1].flags & static_cast<std::uint8_t>(nft::set_flag::dynamic)) != 0);
+    CHECK(listing(rs).find("\t\tsize 65535\n\t\tflags dynamic,timeout\n\t\ttimeout 3h\n") != std::string::npos);
+  }
+
+  TEST_CASE("nft apply: objects, flowtables, reset") {
+    nft::ruleset rs;
+    REQUIRE(run(rs,
+                "add table inet t\n"
+                "add counter inet t hits packets 10 bytes 1000\n"
+                "add quota inet t q { over 10 mbytes used 5 mbytes }\n"
+                "add flowtable inet t ft { hook ingress priority 0; devices = { lo }; }\n"
+                "add chain inet t c\n"
+                "add rule inet t c counter packets 7 bytes 70 counter name \"hits\" flow add @ft\n")
+                .empty());
+    CHECK(run(rs, "add rule inet t c counter name \"nope\"\n").find("error[object-not-found]: counter nope") !=
+          std::string::npos);
+    CHECK(run(rs, "add rule inet t c flow add @nope\n").find("error[object-not-found]: flowtable nope") !=
+          std::string::npos);
+    CHECK(run(rs, "create counter inet t hits\n").find("error[object-exists]") != std::string::npos);
+    CHECK(run(rs, "reset counters\nreset quotas\nreset rules inet t c\n").empty());
+    const std::string l = listing(rs);
+    CHECK(l.find("\tcounter hits {\n\t\tpackets 0 bytes 0\n\t}\n") != std::string::npos);
+    CHECK(l.find("\tquota q {\n\t\tover 10 mbytes\n\t}\n") != std::string::npos);
+    CHECK(l.find("\t\tcounter packets 0 bytes 0 counter name \"hits\" flow add @ft\n") != std::string::npos);
+    CHECK(l.find("\tflowtable ft {\n\t\thook ingress priority filter\n\t\tdevices = { \"lo\" }\n\t}\n") !=
+          std::string::npos);
+    CHECK(run(rs, "delete counter inet t hits\n").empty());
+    CHECK(run(rs, "delete flowtable inet t ft\n").empty());
+    CHECK(run(rs, "delete quota inet t nope\n").find("error[object-not-found]") != std::string::npos);
+  }
+
+  TEST_CASE("nft apply: listing-only commands change nothing, sources stay alive") {
+    nft::ruleset rs;
+    { REQUIRE(run(rs, "add table ip t\nadd chain ip t c\nadd rule ip t c tcp dport 22 accept\n").empty()); }
+    CHECK(run(rs, "list ruleset\nlist table ip t\n").empty());
+    nft::ruleset copy = rs;  // copying a ruleset keeps its sources, so views stay valid
+    rs = nft::ruleset{};
+    CHECK(rules_of(copy, "t", "c") == "tcp dport 22 accept\n");
+  }
+}
+
+TEST_SUITE("unit") {
+  TEST_CASE("nft apply: a new set or map needs its key type, a map its data type (nft's set_evaluate)") {
+    nft::ruleset rs;
+    CHECK(run(rs, "add table ip t\n").empty());
+    CHECK(run(rs, "add map ip t m { elements = { 1 : 2 } }\n", "m.nft")
+              .find("m.nft:1:5: error[missing-argument]: map m does not specify its key data type") != std::string::npos);
+    CHECK(run(rs, "table ip t {\n\tset s {\n\t\tflags interval\n\t}\n}\n", "s.nft")
+              .find("s.nft:2:2: error[missing-argument]: set s does not specify its key data type") != std::string::npos);
+    CHECK(rs.tables.at(0).sets.empty());
+    // Adding to a set that exists needs no type again.
+    CHECK(run(rs, "add set ip t s { type ipv4_addr; }\nadd set ip t s { elements = { 10.0.0.1 } }\n").empty());
+    REQUIRE(rs.tables.at(0).sets.size() == 1);
+    CHECK(rs.tables[0].sets[0].elements.size() == 1);
+  }
+}

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+// The real nft (1.0.6 here) as the oracle: rulesets and transactions of our own are loaded with
+// `nft -f` into a fresh network namespace and listed with `nft -a list ruleset`. After every step:
+//  - nflens parses the listing without errors,
+//  - the listing, as a ruleset, equals what nflens' own `apply` of the same scripts holds (handles
+//    included: nflens numbers objects as the kernel does),
+//  - nflens prints the two identically (nft 1.1's form; nft 1.0.6's layout differs in places), and the
+//    print parses back to the same ruleset,
+//  - a script nft refuses is refused by nflens too, and leaves the state unchanged in both.
+#include <nflens/nft.hpp>
+
+#include <doctest/doctest.h>
+
+#include "kernel_support.hpp"
+#include "support.hpp"
+
+#include <string>
+#include <vector>
+
+namespace nft = nflens::nft;
+using nflens::test::netns;
+
+namespace {
+
+nft::ruleset from_text(const std::string& name, const std::string& text) {
+  auto parsed = nft::parse(name, text);
+  REQUIRE_MESSAGE(parsed.ok(), nflens::render(parsed.diagnostics) << "\n" << text);
+  auto rs = nft::to_ruleset(parsed.value);
+  REQUIRE_MESSAGE(rs.ok(), nflens::render(rs.diagnostics));
+  return std::move(rs.value);
+}
+
+struct step {
+  std::string script;
+  bool fails = false;  ///< nft must refuse it (and so must nflens)
+};
+
+/// Runs the steps in a namespace and in nflens, comparing after each step.
+void check_sequence(const std::vector<step>& steps) {
+  netns ns;
+  nft::ruleset state;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    CAPTURE(i);
+    CAPTURE(steps[i].script);
+    const std::string cmd = "nft -f - 2>/dev/null";
+    const int status = ns.exec(cmd, &steps[i].script).status;
+    CHECK((status != 0) == steps[i].fails);
+
+    auto parsed = nft::parse("step" + std::to_string(i) + ".nft", steps[i].script);
+    REQUIRE_MESSAGE(parsed.ok(), nflens::render(parsed.diagnostics));
+    const auto ds = nft::apply(state, parsed.value);
+    CHECK_MESSAGE((nflens::error_count(ds) != 0) == steps[i].fails, nflens::render(ds));
+
+    const auto listed = ns.exec("nft -a list ruleset");
+    REQUIRE(listed.status == 0);
+    CAPTURE(listed.output);
+    const nft::ruleset kernel = from_text("kernel.nft", listed.output);
+    nft::equality_options strict;
+    strict.ignore_handles = false;
+    const auto diff = nft::compare(kernel, state, strict);
+    CHECK_MESSAGE(!diff, (diff ? diff->what : std::string()));
+    const std::string printed = nft::print(state, {.handles = true});
+    CHECK(nft::print(kernel, {.handles = true}) == printed);
+    const nft::ruleset again = from_text("printed.nft", printed);
+    CHECK(!nft::compare(again, state, strict));
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("kernel") {
+  TEST_CASE("nft kernel: a kube-proxy style NAT table (maps, verdict maps, numgen, affinity)") {
+    check_sequence({{R"(add table ip kp { comment "rules for kube-proxy" ; }
+add set ip kp cluster-ips { type ipv4_addr ; comment "Active ClusterIPs" ; }
+add set ip kp affinity-svc2 { type ipv4_addr ; flags dynamic,timeout ; timeout 10800s ; }
+add map ip kp service-ips { type ipv4_addr . inet_proto . inet_service : verdict ; comment "ClusterIP traffic" ; }
+add map ip kp no-endpoint-services { type ipv4_addr . inet_proto . inet_service : verdict ; }
+add chain ip kp nat-prerouting { type nat hook prerouting priority -100 ; }
+add chain ip kp nat-output { type nat hook output priority -100 ; }
+add chain ip kp nat-postrouting { type nat hook postrouting priority 100 ; }
+add chain ip kp filter-output-pre-dnat { type filter hook output priority -110 ; }
+add chain ip kp services
+add chain ip kp masquerading
+add chain ip kp mark-for-masquerade
+add chain ip kp reject-chain { comment "helper for @no-endpoint-services" ; }
+add chain ip kp svc1
+add chain ip kp svc2
+add chain ip kp ep1
+add chain ip kp ep2
+add chain ip kp ep3
+add rule ip kp nat-prerouting jump services
+add rule ip kp nat-output jump services
+add rule ip kp nat-postrouting jump masquerading
+add rule ip kp filter-output-pre-dnat ct state new ip daddr { 172.30.0.0/16 } drop
+add rule ip kp services ip daddr . meta l4proto . th dport vmap @service-ips
+add rule ip kp services ip daddr . meta l4proto . th dport vmap @no-endpoint-services
+add rule ip kp reject-chain reject
+add rule ip kp masquerading meta mark & 0x4000 == 0 return
+add rule ip kp masquerading meta mark set meta mark ^ 0x4000
+add rule ip kp masquerading masquerade fully-random
+add rule ip kp mark-for-masquerade meta mark set meta mark | 0x4000
+add rule ip kp svc1 ip saddr != { 10.0.0.0/8 } jump mark-for-masquerade
+add rule ip kp svc1 numgen random mod 2 vmap { 0 : goto ep1 , 1 : goto ep2 }
+add rule ip kp svc2 ip saddr @affinity-svc2 goto ep3
+add rule ip kp svc2 goto ep3
+add rule ip kp ep1 ip saddr 10.180.0.1 jump mark-for-masquerade
+add rule ip kp ep1 meta l4proto tcp dnat to 10.180.0.1:80
+add rule ip kp ep2 meta l4proto tcp dnat to 10.180.0.2:80
+add rule ip kp ep3 update @affinity-svc2 { ip saddr }
+add rule ip kp ep3 meta l4proto tcp dnat to 10.180.0.3:8080
+add element ip kp cluster-ips { 172.30.0.41, 172.30.0.42, 172.30.0.43 }
+add element ip kp service-ips { 172.30.0.41 . tcp . 80 : goto svc1 , 172.30.0.42 . tcp . 8080 : goto svc2 }
+add element ip kp no-endpoint-services { 172.30.0.43 . tcp . 80 comment "ns3/svc3:p80" : goto reject-chain }
+)"},
+                    // a partial sync: one more endpoint for svc1
+                    {R"(add chain ip kp ep4
+add rule ip kp ep4 meta l4proto tcp dnat to 10.180.0.4:80
+add chain ip kp svc1
+flush chain ip kp svc1
+add rule ip kp svc1 numgen random mod 3 vmap { 0 : goto ep1 , 1 : goto ep2 , 2 : goto ep4 }
+delete element ip kp no-endpoint-services { 172.30.0.43 . tcp . 80 }
+)"},
+                    // deleting a chain that is still jumped to fails, and nothing of the batch happens
+                    {"add chain ip kp extra\ndelete chain ip kp ep4\n", true}});
+  }
+
+  TEST_CASE("nft kernel: an inet firewall (sets, intervals, objects, flags, marks, logging)") {
+    check_sequence({{R"(table inet fw {
+	counter dropped {
+	}
+
+	quota monthly {
+		over 25 mbytes
+	}
+
+	limit lim {
+		rate 400/minute
+	}
+
+	set admin {
+		type ipv4_addr
+		flags interval
+		elements = { 10.0.0.0/8, 192.168.1.10-192.168.1.20 }
+	}
+
+	set ports {
+		type inet_service
+		elements = { 22, 80, 443, 8080, 8443, 9090 }
+	}
+
+	map mark-of {
+		type ipv4_addr : mark
+		elements = { 10.1.1.1 : 0x1, 10.1.1.2 : 0x2 }
+	}
+
+	chain input {
+		type filter hook input priority filter; policy drop;
+		comment "what reaches us"
+		ct state established,related accept
+		ct state invalid counter name "dropped" drop
+		iifname "lo" accept
+		ip saddr @admin tcp dport @ports accept
+		ip protocol icmp icmp type { echo-request, echo-reply } limit rate 5/second accept
+		meta l4proto ipv6-icmp icmpv6 type { nd-neighbor-solicit, nd-router-advert } accept
+		tcp flags syn / fin,syn,rst,ack tcp option maxseg size 1-500 drop
+		ct mark & 0xff00 == 0x100 log prefix "marked: " level info
+		meta mark set ip saddr map @mark-of
+		quota name "monthly" drop
+		limit name "lim" accept
+		jump logging
+	}
+
+	chain logging {
+		log prefix "dropped: " flags all counter drop
+	}
+
+	chain forward {
+		type filter hook forward priority filter + 10; policy accept;
+		meta nfproto ipv4 ip dscp { cs1, af41 } ct mark set 0x10
+		tcp dport 25 reject with tcp reset
+		reject with icmpx admin-prohibited
+	}
+}
+)"},
+                    {R"(add element inet fw ports { 25, 587 }
+delete element inet fw admin { 10.0.0.0/8 }
+insert rule inet fw input position 12 ip saddr 203.0.113.7 drop
+replace rule inet fw logging handle 24 log prefix "bye: " drop
+rename chain inet fw forward fwd2
+)"},
+                    {"add rule inet fw input jump nowhere\n", true},
+                    {"create set inet fw ports { type inet_service; }\n", true},
+                    {"delete rule inet fw input handle 4242\n", true},
+                    {"flush chain inet fw input\ndelete set inet fw admin\nflush map inet fw mark-of\n"}});
+  }
+
+  TEST_CASE("nft kernel: bridge, netdev and arp families") {
+    check_sequence({{R"(table bridge br {
+	chain pre {
+		type filter hook prerouting priority -300; policy accept;
+		ether type vlan vlan id 100 vlan pcp 3 accept
+		ether saddr 02:00:00:00:00:01 ether type ip ip protocol udp udp dport 67 drop
+		meta protocol arp drop
+	}
+}
+table netdev nd {
+	chain ingress {
+		type filter hook ingress device "lo" priority -500; policy accept;
+		ip saddr 127.0.0.2 drop
+	}
+}
+table arp a {
+	chain in {
+		type filter hook input priority filter; policy accept;
+		arp operation request arp saddr ip 192.168.0.1 accept
+	}
+}
+)"},
+                    {"delete table netdev nd\nflush table bridge br\n"},
+                    {"delete table netdev nd\n", true},
+                    {"flush ruleset arp\n"}});
+  }
+
+  TEST_CASE("nft kernel: protocol matches that a later match implies are not listed") {
+    check_sequence({{R"(table ip dep {
+	chain c {
+		ip protocol tcp tcp dport 22 accept
+		meta l4proto tcp tcp dport 22 accept
+		meta l4proto tcp meta mark 1 tcp dport 22 accept
+		ip protocol tcp counter tcp dport 22 accept
+		meta l4proto { tcp, udp } th dport 53 accept
+		meta l4proto udp th dport 53 accept
+		meta l4proto tcp tcp option maxseg size 1-500 accept
+		meta l4proto tcp tcp dport vmap { 22 : accept }
+		ip protocol icmp icmp type echo-request accept
+	}
+}
+table inet dep6 {
+	chain c {
+		meta nfproto ipv4 ip saddr 1.2.3.4
+		meta nfproto ipv6 ip6 nexthdr tcp tcp dport 22
+		ip6 nexthdr tcp tcp dport 22
+		meta l4proto tcp ip saddr 1.1.1.1 tcp dport 22
+		ether type ip ip saddr 1.1.1.1
+		ip protocol icmp icmp type echo-request accept
+	}
+}
+table netdev nd {
+	chain c {
+		meta protocol ip ip saddr 1.1.1.1
+		ether type ip ip saddr 1.1.1.1
+		ether type ip tcp dport 22
+		ether type vlan vlan id 3 vlan type ip ip saddr 1.1.1.1
+	}
+}
+)"},
+                    {"add rule ip dep c meta l4proto udp udp sport 53 counter\n"
+                     "add rule inet dep6 c meta nfproto ipv6 meta l4proto ipv6-icmp icmpv6 type echo-request\n"}});
+  }
+
+  TEST_CASE("nft kernel: rule placement and handles") {
+    check_sequence({{"table ip t {\n\tchain c1 {\n\t\taccept\n\t\tdrop\n\t\treturn\n\t}\n}\n"},
+                    {"replace rule ip t c1 handle 3 counter\n"
+                     "add rule ip t c1 index 0 log\n"
+                     "insert rule ip t c1 index 0 meta mark 1\n"
+                     "add rule ip t c1 position 4 ip saddr 1.2.3.4\n"
+                     "insert rule ip t c1 handle 4 ip saddr 4.3.2.1\n"},
+                    {"add rule ip t c1 position 99 accept\n", true},
+                    {"delete rule ip t c1 handle 2\nadd chain ip t c2\nadd rule ip t c2 tcp dport { 22, 80 } accept\n"},
+                    {"create table ip t\n", true},
+                    {"add table ip t\nadd chain ip t c2\n"}});
+  }
+}

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: MIT
+// nft parsing through the public API: typed nodes and decoded values, commands, blocks, accept/reject
+// tables per statement kind, diagnostics with positions, recovery, limits.
+#include <nflens/nft.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace nflens;
+using namespace nflens::nft;
+
+namespace {
+
+result<script> parse_text(const std::string& text, const parse_options& o = {}) { return parse("t.nft", text, o); }
+
+/// Parses `stmts` as the rules of a chain in `table FAMILY t`; returns the statements of its only rule.
+struct one_rule {
+  result<script> parsed;
+  const rule* r = nullptr;
+  explicit one_rule(const std::string& text, const std::string& fam = "ip")
+      : parsed(parse_text("table " + fam + " t {\n\tchain c {\n\t\t" + text + "\n\t}\n}\n")) {
+    if (parsed.ok() && parsed.value.commands.size() == 1) {
+      const auto* t = std::get<const table*>(parsed.value.commands[0].body);
+      if (t->chains.size() == 1 && t->chains[0].rules.size() == 1) r = &t->chains[0].rules[0];
+    }
+  }
+  [[nodiscard]] const stmt& at(std::size_t i) const { return r->stmts[i]; }
+};
+
+std::string errors_of(const result<script>& r) { return render(r.diagnostics); }
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("nft parse: a kube-proxy script is commands with typed bodies") {
+    const auto r = parse_text(
+        "add table ip kube-proxy { comment \"rules for kube-proxy\" ; }\n"
+        "add chain ip kube-proxy nat-prerouting { type nat hook prerouting priority -100 ; }\n"
+        "add map ip kube-proxy service-ips { type ipv4_addr . inet_proto . inet_service : verdict ; }\n"
+        "add rule ip kube-proxy nat-prerouting jump services\n"
+        "add element ip kube-proxy service-ips { 172.30.0.41 . tcp . 80 : goto service-ULMVA6XW-ns1/svc1/tcp/p80 }\n");
+    REQUIRE_MESSAGE(r.ok(), errors_of(r));
+    REQUIRE(r.value.commands.size() == 5);
+    const auto& c0 = r.value.commands[0];
+    CHECK(c0.verb == command_verb::add);
+    CHECK(c0.what == command_object::table);
+    CHECK(c0.fam == family::ip);
+    CHECK(c0.family_written);
+    CHECK(c0.table_name == "kube-proxy");
+    CHECK(std::get<const table*>(c0.body)->comment == "rules for kube-proxy");
+
+    const auto& c1 = r.value.commands[1];
+    CHECK(c1.what == command_object::chain);
+    CHECK(c1.name == "nat-prerouting");
+    const chain* ch = std::get<const chain*>(c1.body);
+    REQUIRE(ch->base != nullptr);
+    CHECK(ch->base->type == chain_type::nat);
+    CHECK(ch->base->hook_point == hook::prerouting);
+    CHECK(ch->base->prio == priority{priority_name::numeric, -100});
+    CHECK(ch->policy == chain_policy::unspecified);
+
+    const set* m = std::get<const set*>(r.value.commands[2].body);
+    CHECK(m->is_map);
+    REQUIRE(m->key.names.size() == 3);
+    CHECK(m->key.names[0] == "ipv4_addr");
+    CHECK(m->key.names[2] == "inet_service");
+    REQUIRE(m->data.names.size() == 1);
+    CHECK(m->data.names[0] == "verdict");
+
+    const auto& c3 = r.value.commands[3];
+    CHECK(c3.what == command_object::rule);
+    CHECK(c3.name == "nat-prerouting");
+    const rule* ru = std::get<const rule*>(c3.body);
+    REQUIRE(ru->stmts.size() == 1);
+    const auto* v = ru->stmts[0].get<verdict_stmt>();
+    REQUIRE(v != nullptr);
+    CHECK(v->kind == verdict::jump);
+    CHECK(v->chain == "services");
+
+    const auto elems = std::get<std::span<const element>>(r.value.commands[4].body);
+    REQUIRE(elems.size() == 1);
+    const auto* key = elems[0].key->get<concat_expr>();
+    REQUIRE(key != nullptr);
+    REQUIRE(key->items.size() == 3);
+    CHECK(key->items[0].get<address_expr>()->address == *parse_ip_address("172.30.0.41"));
+    CHECK(key->items[1].get<symbol_expr>()->name == "tcp");
+    CHECK(key->items[2].get<integer_expr>()->value == 80);
+    const auto* data = elems[0].data->get<verdict_expr>();
+    REQUIRE(data != nullptr);
+    CHECK(data->kind == verdict::goto_);
+    CHECK(data->chain == "service-ULMVA6XW-ns1/svc1/tcp/p80");
+  }
+
+  TEST_CASE("nft parse: a listing is one add-table command with nested declarations") {
+    const auto r = parse_text(
+        "table ip kube-proxy { # handle 3\n"
+        "\tcomment \"rules for kube-proxy\"\n"
+        "\tset affinity {\n\t\ttype ipv4_addr\n\t\tsize 65535\n\t\tflags dynamic,timeout\n\t\ttimeout 3h\n\t}\n\n"
+        "\tchain filter-prerouting-pre-dnat { # handle 7\n"
+        "\t\ttype filter hook prerouting priority dstnat - 10; policy accept;\n"
+        "\t\tct state new jump firewall-check # handle 12\n\t}\n}\n");
+    REQUIRE_MESSAGE(r.ok(), errors_of(r));
+    REQUIRE(r.value.commands.size() == 1);
+    const table* t = std::get<const table*>(r.value.commands[0].body);
+    CHECK(t->handle == 3);
+    CHECK(t->comment == "rules for kube-proxy");
+    REQUIRE(t->sets.size() == 1);
+    CHECK(t->sets[0].size == 65535);
+    CHECK(t->sets[0].flags ==
+          (static_cast<std::uint8_t>(set_flag::dynamic) | static_cast<std::uint8_t>(set_flag::timeout)));
+    CHECK(t->sets[0].has_timeout);
+    CHECK(t->sets[0].timeout_ms == 3 * 3600 * 1000);
+    REQUIRE(t->chains.size() == 1);
+    const chain& c = t->chains[0];
+    CHECK(c.handle == 7);
+    CHECK(c.policy == chain_policy::accept);
+    CHECK(c.base->prio == priority{priority_name::dstnat, -10});
+    CHECK(priority_value(c.base->prio, family::ip) == -110);
+    REQUIRE(c.rules.size() == 1);
+    CHECK(c.rules[0].handle == 12);
+    const auto* m = c.rules[0].stmts[0].get<match_stmt>();
+    REQUIRE(m != nullptr);
+    CHECK(m->left->get<ct_expr>()->key == ct_key::state);
+    CHECK(m->right->get<symbol_expr>()->name == "new");
+  }
+
+  TEST_CASE("nft parse: values are decoded, spellings do not matter") {
+    one_rule a("meta mark & 0x4000 == 0 return");
+    one_rule b("mark and 16384 == 0x00000000 return");
+    REQUIRE(a.r != nullptr);
+    REQUIRE(b.r != nullptr);
+    CHECK(equal(*a.r, *b.r));
+    const auto* m = a.at(0).get<match_stmt>();
+    REQUIRE(m != nullptr);
+    CHECK(m->op == relational_op::eq);
+    const auto* and_ = m->left->get<binop_expr>();
+    REQUIRE(and_ != nullptr);
+    CHECK(and_->op == binop::and_);
+    CHECK(and_->left->get<meta_expr>()->key == meta_key::mark);
+    CHECK(and_->right->get<integer_expr>()->value == 0x4000);
+
+    one_rule oct("meta mark 010");  // nft's scanner reads a leading 0 as octal
+    REQUIRE(oct.r != nullptr);
+    CHECK(oct.at(0).get<match_stmt>()->right->get<integer_expr>()->value == 8);
+
+    one_rule h("ct expiration 3h");
+    one_rule s("ct expiration 10800s");
+    REQUIRE(h.r != nullptr);
+    REQUIRE(s.r != nullptr);
+    CHECK(equal(*h.r, *s.r));
+    CHECK(h.at(0).get<match_stmt>()->right->get<time_expr>()->milliseconds == 10800000);
+
+    one_rule mangle1("meta mark set meta mark | 0x00004000");
+    one_rule mangle2("mark set mark or 0x4000");
+    REQUIRE(mangle1.r != nullptr);
+    REQUIRE(mangle2.r != nullptr);
+    CHECK(equal(*mangle1.r, *mangle2.r));
+    CHECK(mangle1.at(0).is<mangle_stmt>());
+  }
+
+  TEST_CASE("nft parse: the flag form is the masked comparison nft evaluates") {
+    one_rule flag("tcp flags syn / fin,syn,rst,ack");
+    one_rule bitwise("tcp flags & (fin | syn | rst | ack) == syn");
+    REQUIRE(flag.r != nullptr);
+    REQUIRE(bitwise.r != nullptr);
+    CHECK(equal(*flag.r, *bitwise.r));
+    CHECK(flag.at(0).get<match_stmt>()->flag_syntax);
+    CHECK_FALSE(bitwise.at(0).get<match_stmt>()->flag_syntax);
+    one_rule neq("tcp flags != syn / fin,syn");
+    REQUIRE(neq.r != nullptr);
+    CHECK(neq.at(0).get<match_stmt>()->op == relational_op::neq);
+  }
+
+  TEST_CASE("nft parse: kube-proxy rule shapes") {
+    one_rule a("ip daddr . meta l4proto . th dport vmap @service-ips");
+    REQUIRE(a.r != nullptr);
+    const auto* vm = a.at(0).get<verdict_map_stmt>();
+    REQUIRE(vm != nullptr);
+    CHECK(vm->key->get<concat_expr>()->items.size() == 3);
+    CHECK(vm->mapping->get<set_ref_expr>()->name == "service-ips");
+
+    one_rule b("numgen random mod 2 vmap { 0 : goto endpoint-a, 1 : goto endpoint-b }");
+    REQUIRE(b.r != nullptr);
+    const auto* ng = b.at(0).get<verdict_map_stmt>();
+    REQUIRE(ng != nullptr);
+    CHECK(ng->key->get<numgen_expr>()->type == numgen_type::random);
+    CHECK(ng->key->get<numgen_expr>()->modulus == 2);
+    const auto* set = ng->mapping->get<set_expr>();
+    REQUIRE(set != nullptr);
+    REQUIRE(set->elements.size() == 2);
+    CHECK(set->elements[1].key->get<integer_expr>()->value == 1);
+    CHECK(set->elements[1].data->get<verdict_expr>()->chain == "endpoint-b");
+
+    one_rule c("meta l4proto tcp dnat to 10.180.0.1:80");
+    REQUIRE(c.r != nullptr);
+    REQUIRE(c.r->stmts.size() == 2);
+    const auto* nat = c.at(1).get<nat_stmt>();
+    REQUIRE(nat != nullptr);
+    CHECK(nat->kind == nat_kind::dnat);
+    CHECK(nat->address->get<address_expr>()->address == *parse_ip_address("10.180.0.1"));
+    CHECK(nat->port->get<integer_expr>()->value == 80);
+
+    one_rule d("ip saddr != { 203.0.113.0/25 } drop");
+    REQUIRE(d.r != nullptr);
+    const auto* m = d.at(0).get<match_stmt>();
+    CHECK(m->op == relational_op::neq);
+    const auto* pfx = m->right->get<set_expr>()->elements[0].key->get<prefix_expr>();
+    REQUIRE(pfx != nullptr);
+    CHECK(pfx->length == 25);
+
+    one_rule e("update @affinity-x { ip saddr }");
+    REQUIRE(e.r != nullptr);
+    const auto* upd = e.at(0).get<set_stmt>();
+    REQUIRE(upd != nullptr);
+    CHECK(upd->op == set_op::update);
+    CHECK(upd->elem->key->get<payload_expr>()->field == header_field::saddr);
+
+    one_rule f("fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"");
+    REQUIRE(f.r != nullptr);
+    CHECK(f.r->comment == "masquerade local traffic");
+    CHECK(f.at(0).get<match_stmt>()->left->get<fib_expr>()->result == fib_result::type);
+
+    one_rule g("masquerade fully-random");
+    REQUIRE(g.r != nullptr);
+    CHECK(g.at(0).get<nat_stmt>()->flags == static_cast<std::uint8_t>(nat_flag::fully_random));
+  }
+
+  TEST_CASE("nft parse: accepted statements of every kind") {
+    const char* ok[] = {
+        "accept",
+        "drop",
+        "continue",
+        "return",
+        "jump x",
+        "goto x",
+        "counter",
+        "counter packets 1 bytes 2",
+        "counter name \"c\"",
+        "limit rate 10/second",
+        "limit rate over 1025 bytes/second burst 512 bytes",
+        "limit name l",
+        "quota 25 mbytes",
+        "quota over 2 kbytes used 1 kbytes",
+        "ct count over 2",
+        "last used never",
+        "log",
+        "log prefix \"x: \" level info flags tcp sequence,options",
+        "log group 2 snaplen 128",
+        "reject",
+        "reject with icmp type host-unreachable",
+        "reject with tcp reset",
+        "reject with icmpx 3",
+        "snat to 10.0.0.1",
+        "snat ip to 10.0.0.0/24",
+        "dnat to 10.0.0.1-10.0.0.9:80-90 random,persistent",
+        "dnat ip addr . port to ip saddr map { 1.1.1.1 : 2.2.2.2 . 80 }",
+        "masquerade to :1024-2048",
+        "redirect to :8080",
+        "tproxy ip to 1.2.3.4:80",
+        "queue num 1 bypass",
+        "queue flags bypass,fanout to 1-3",
+        "dup to 1.2.3.4 device eth0",
+        "fwd to eth0",
+        "notrack",
+        "flow add @ft",
+        "meter m size 1024 { ip saddr limit rate 10/second }",
+        "add @s { ip saddr timeout 10s }",
+        "synproxy mss 1460 wscale 7 timestamp sack-perm",
+        "reset tcp option sack-perm",
+        "ct helper set \"ftp\"",
+        "ct mark set meta mark",
+        "ip dscp set cs1",
+        "meta nftrace set 1",
+        "tcp option maxseg size set rt mtu",
+        "jump { accept }",
+        "tcp dport { 22, 80-90 } accept",
+        "ether saddr aa:bb:cc:dd:ee:ff",
+        "ip6 daddr fe80::/64",
+        "icmpv6 type { echo-request, nd-neighbor-solicit }",
+        "meta iifname \"eth*\"",
+        "ipsec in reqid 1",
+        "osf ttl loose name \"Linux\"",
+        "socket transparent 1",
+        "rt ip nexthop 1.2.3.4",
+        "jhash ip saddr mod 2 seed 0xdeadbeef vmap { 0 : accept, 1 : drop }",
+        "@nh,8,16 0x1",
+        "exthdr hbh exists",
+        "sctp chunk data tsn 1",
+        "vxlan ip saddr 1.2.3.4",
+        "xt match \"conntrack\"",
+    };
+    for (const char* text : ok) {
+      one_rule r(text, "inet");
+      CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
+    }
+  }
+
+  TEST_CASE("nft parse: rejected statements get a located error with what was expected") {
+    const char* bad[] = {
+        "ip sport 22",       // ip has no sport
+        "tcp dport 70000-",  // dangling range
+        "limit rate 10/fortnight",
+        "ct original state new",  // state takes no direction
+        "jump",
+        "tcp option 256 exists",
+        "ip saddr 10.0.0.0/33",
+        "meta mark set",
+        "counter packets",
+        "frobnicate",
+    };
+    for (const char* text : bad) {
+      one_rule r(text);
+      CHECK_MESSAGE(!r.parsed.ok(), text);
+      REQUIRE(!r.parsed.diagnostics.empty());
+      const auto& d = r.parsed.diagnostics[0];
+      CHECK(d.level == severity::error);
+      REQUIRE(d.file != nullptr);
+      CHECK_MESSAGE(d.file->locate(d.where).line == 3, text, "\n", errors_of(r.parsed));
+    }
+  }
+
+  TEST_CASE("nft parse: diagnostics name the place and what was expected") {
+    const auto r = parse_text("table ip t {\n\tchain c {\n\t\tip saddr 1.2.3.4 frobnicate\n\t}\n}\n");
+    REQUIRE(r.diagnostics.size() == 1);
+    const auto& d = r.diagnostics[0];
+    CHECK(d.code == error_code::syntax);
+    CHECK(d.file->locate(d.where) == location{3, 20, d.where.offset});
+    CHECK(d.message.find("unexpected 'frobnicate'") != std::string::npos);
+    CHECK(d.message.find("a statement") != std::string::npos);
+    const std::string text = render(d);
+    CHECK(text.find("t.nft:3:20: error[syntax]") == 0);
+    CHECK(text.find("^~~~~~~~~") != std::string::npos);
+  }
+
+  TEST_CASE("nft parse: recovery reports every bad line and keeps the good ones") {
+    const auto r = parse_text(
+        "table ip t {\n\tchain c {\n\t\tip saddr 1.2.3.4 accept\n\t\tip foo 1\n\t\tdrop\n\t\tbogus stuff\n\t}\n}\n"
+        "add rule ip t c accept\nadd frob\n");
+    CHECK(error_count(r.diagnostics) == 3);
+    REQUIRE(r.value.commands.size() == 2);
+    const table* t = std::get<const table*>(r.value.commands[0].body);
+    REQUIRE(t->chains.size() == 1);
+    CHECK(t->chains[0].rules.size() == 2);  // the two good rules
+    CHECK(r.diagnostics[0].file->locate(r.diagnostics[0].where).line == 4);
+    CHECK(r.diagnostics[1].file->locate(r.diagnostics[1].where).line == 6);
+    CHECK(r.diagnostics[2].file->locate(r.diagnostics[2].where).line == 10);
+  }
+
+  TEST_CASE("nft parse: define and $variables are substituted") {
+    const auto r = parse_text(
+        "define ports = { 22, 80 }\ndefine c = mychain\n"
+        "table inet t {\n\tchain c {\n\t\ttcp dport $ports jump $c\n\t}\n}\n");
+    REQUIRE_MESSAGE(r.ok(), errors_of(r));
+    const table* t = std::get<const table*>(r.value.commands[0].body);
+    const auto& stmts = t->chains[0].rules[0].stmts;
+    CHECK(stmts[0].get<match_stmt>()->right->get<set_expr>()->elements.size() == 2);
+    CHECK(stmts[1].get<verdict_stmt>()->chain == "mychain");
+    const auto u = parse_text("table ip t {\n\tchain c {\n\t\ttcp dport $nope accept\n\t}\n}\n");
+    REQUIRE(u.diagnostics.size() == 1);
+    CHECK(u.diagnostics[0].code == error_code::undefined_variable);
+  }
+
+  TEST_CASE("nft parse: include is refused offline, and read through a resolver when given") {
+    const auto r = parse_text("include \"rules.nft\"\n");
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].code == error_code::include_not_supported);
+    CHECK(r.diagnostics[0].message.find("rules.nft") != std::string::npos);
+
+    parse_options o;
+    o.include_resolver = [](std::string_view path) -> std::optional<std::string> {
+      if (path == "rules.nft") return std::string("table ip inner { chain c { accept } }\n");
+      return std::nullopt;
+    };
+    const auto ok = parse_text("include \"rules.nft\"\ntable ip outer\n", o);
+    REQUIRE_MESSAGE(ok.ok(), errors_of(ok));
+    REQUIRE(ok.value.commands.size() == 2);
+    CHECK(ok.value.commands[0].table_name == "inner");
+    CHECK(ok.value.commands[0].file->name() == "rules.nft");
+    CHECK(ok.value.sources.size() == 2);
+  }
+
+  TEST_CASE("nft parse: nesting deeper than the limit is one clean error") {
+    std::string deep = "table ip t {\n\tchain c {\n\t\tip saddr ";
+    deep += std::string(100000, '{');
+    deep += "\n\t}\n}\n";
+    const auto r = parse_text(deep);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.diagnostics[0].code == error_code::nesting_too_deep);
+    std::string parens = "table ip t {\n\tchain c {\n\t\tmeta mark set " + std::string(100000, '(') + "1\n\t}\n}\n";
+    const auto p = parse_text(parens);
+    REQUIRE_FALSE(p.ok());
+    CHECK(p.diagnostics[0].code == error_code::nesting_too_deep);
+  }
+
+  TEST_CASE("nft parse: input larger than the limit is refused") {
+    parse_options o;
+    o.limits.max_input_bytes = 10;
+    const auto r = parse_text("table ip filter\n", o);
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].code == error_code::input_too_large);
+  }
+
+  TEST_CASE("nft parse: errors are capped") {
+    std::string text;
+    for (int i = 0; i < 200; ++i) text += "bogus line\n";
+    parse_options o;
+    o.limits.max_errors = 5;
+    const auto r = parse_text(text, o);
+    CHECK(error_count(r.diagnostics) == 6);  // 5 plus the too-many-errors one
+    CHECK(r.diagnostics.back().code == error_code::too_many_errors);
+  }
+
+  TEST_CASE("nft parse: xt leftovers are kept and reported") {
+    one_rule r("xt target \"MASQUERADE\"");
+    REQUIRE(r.r != nullptr);
+    const auto* x = r.at(0).get<xt_stmt>();
+    REQUIRE(x != nullptr);
+    CHECK(x->kind == xt_kind::target);
+    CHECK(x->name == "MASQUERADE");
+    REQUIRE(r.parsed.diagnostics.size() == 1);
+    CHECK(r.parsed.diagnostics[0].code == error_code::not_translatable);
+  }
+
+  TEST_CASE("nft parse: node sizes stay small") {
+    CHECK(sizeof(expr) <= 40);
+    CHECK(sizeof(stmt) <= 40);
+    CHECK(sizeof(element) <= 40);
+    CHECK(sizeof(rule) <= 56);
+  }
+}
