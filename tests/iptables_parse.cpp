@@ -227,4 +227,24 @@ TEST_SUITE("unit") {
     CHECK(r.value.family == ip_family::ipv4);
     CHECK_FALSE(r.ok());
   }
+
+  TEST_CASE("iptables parse: an address list prints as one option and reads back the same") {
+    // fuzz finding (roundtrip_iptables): `-s a,b` printed as `-s a -s b`, which iptables-restore refuses
+    const auto rs = parse_ok("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -s 10.0.0.1,0.0.0.0/0,10.0.0.0/255.0.255.0 "
+                             "-d 192.0.2.7 -j ACCEPT\nCOMMIT\n");
+    const auto& r = only_rule(rs);
+    REQUIRE(r.spec->source.size() == 3);
+    const auto printed = ipt::print(r, rs.family);
+    CHECK(printed == "-A INPUT -s 10.0.0.1/32,0.0.0.0/0,10.0.0.0/255.0.255.0 -d 192.0.2.7/32 -j ACCEPT");
+    const auto again = parse_ok("*filter\n:INPUT ACCEPT [0:0]\n" + printed + "\nCOMMIT\n");
+    const auto& r2 = only_rule(again);
+    REQUIRE(r2.spec->source.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(r2.spec->source[i].value == r.spec->source[i].value);
+    CHECK(ipt::print(r2, again.family) == printed);
+    // iptables-restore: "! not allowed with multiple source or destination IP addresses"
+    auto negated = ipt::parse("t.rules", "*filter\n-A INPUT ! -d 10.0.0.1,10.0.0.2 -j DROP\nCOMMIT\n");
+    REQUIRE(negated.diagnostics.size() == 1);
+    CHECK(negated.diagnostics[0].code == error_code::misplaced_negation);
+    CHECK(negated.diagnostics[0].file->locate(negated.diagnostics[0].where).line == 2);
+  }
 }

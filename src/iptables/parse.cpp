@@ -807,6 +807,8 @@ void parser::decode_addresses(const base_clause& b, ip_family family, std::vecto
     }
     out.push_back({*m, b.negated, where});
     if (comma == std::string_view::npos) break;
+    if (b.negated && pos == 0)  // iptables(8): a list makes one rule per address, which `!` cannot negate
+      fail(error_code::misplaced_negation, b.where, "`!` is not allowed with a list of addresses");
     pos = comma + 1;
   }
 }

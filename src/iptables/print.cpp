@@ -51,18 +51,41 @@ void negation(out_t& out, bool negated) {
 
 void address(out_t& out, const ip_address& a) { out += to_string(a); }
 
-// -s/-d: address and /length, or /mask when the mask has holes (save_ipv4_addr, save_ipv6_addr).
+// address/length, or address/mask when the mask has holes (save_ipv4_addr, save_ipv6_addr).
+void address_and_mask(out_t& out, const address_mask& m) {
+  address(out, m.address);
+  if (const auto len = prefix_length(m))
+    putf(out, "/{}", *len);
+  else {
+    out += '/';
+    address(out, m.mask);
+  }
+}
+
+// -s/-d: nothing for a bare 0/0, which iptables-save leaves out.
 void base_address(out_t& out, char letter, const address_match& m) {
   const auto len = prefix_length(m.value);
   if (len && *len == 0 && !m.negated) return;
   negation(out, m.negated);
   putf(out, " -{} ", letter);
-  address(out, m.value.address);
-  if (len)
-    putf(out, "/{}", *len);
-  else {
-    out += '/';
-    address(out, m.value.mask);
+  address_and_mask(out, m.value);
+}
+
+// A parsed (unapplied) `-s a,b`: one option with the addresses comma-joined, as written, since
+// iptables-restore refuses the option twice. Every address prints, `/0` too: each is a rule to come.
+void base_address_list(out_t& out, char letter, std::span<const address_match> list) {
+  if (list.size() == 1) {
+    base_address(out, letter, list.front());
+    return;
+  }
+  if (list.empty()) return;
+  negation(out, list.front().negated);
+  putf(out, " -{} ", letter);
+  bool first = true;
+  for (const auto& m : list) {
+    if (!first) out += ',';
+    first = false;
+    address_and_mask(out, m.value);
   }
 }
 
@@ -677,8 +700,8 @@ void fold(native_ports& n, const match& m, const port_match& p) {
 }
 
 void save_spec(out_t& out, const rule_spec& s, ip_family family) {
-  for (const auto& a : s.source) base_address(out, 's', a);
-  for (const auto& a : s.destination) base_address(out, 'd', a);
+  base_address_list(out, 's', s.source);
+  base_address_list(out, 'd', s.destination);
   if (s.in_interface != nullptr && !(s.in_interface->name == "+" && !s.in_interface->negated)) {
     negation(out, s.in_interface->negated);
     putf(out, " -i {}", s.in_interface->name);
