@@ -172,7 +172,7 @@ bool diagnostic_sink::report(severity level, error_code code, span where, std::s
     }
     ++errors_;
   } else if (level == severity::warning) {
-    if (max_warnings_ != 0 && warnings_ == max_warnings_) {
+    if (max_warnings_ != 0 && warnings_ >= max_warnings_) {
       ++dropped_warnings_;
       last_dropped_ = where;
       return true;  // parsing goes on: a warning does not make the result incomplete

@@ -381,6 +381,35 @@ TEST_SUITE("unit") {
     CHECK(ok.value.sources.size() == 2);
   }
 
+  TEST_CASE("nft parse: the warnings of included files and their includer share one cap") {
+    parse_options o;
+    o.limits.max_warnings = 4;
+    o.include_resolver = [](std::string_view path) -> std::optional<std::string> {
+      if (path != "inner.nft") return std::nullopt;
+      std::string t = "table ip inner {\n\tchain c {\n";
+      for (int i = 0; i < 3; ++i) t += "\t\txt target \"MASQUERADE\"\n";
+      return t + "\t}\n}\n";
+    };
+    std::string outer = "table ip a {\n\tchain c {\n\t\txt target \"MASQUERADE\"\n\t\txt target \"MASQUERADE\"\n\t}\n}\n";
+    outer += "include \"inner.nft\"\n";
+    outer += "table ip b {\n\tchain c {\n\t\txt target \"MASQUERADE\"\n\t\txt target \"MASQUERADE\"\n\t}\n}\n";
+    const auto r = parse_text(outer, o);
+    REQUIRE_MESSAGE(r.ok(), errors_of(r));
+    std::size_t kept = 0, summaries = 0, dropped = 0;
+    for (const auto& d : r.diagnostics) {
+      REQUIRE(d.level == severity::warning);
+      if (d.code != error_code::too_many_warnings) {
+        ++kept;
+        continue;
+      }
+      ++summaries;
+      dropped += std::stoul(d.message.substr(0, d.message.find(' ')));
+    }
+    CHECK(kept == 4);           // 2 of the includer's, 2 of the included file's
+    CHECK(dropped == 3);        // 1 in the included file, 2 in the includer after it
+    CHECK(summaries == 2);      // each file says how many of its own it dropped
+  }
+
   TEST_CASE("nft parse: nesting deeper than the limit is one clean error") {
     std::string deep = "table ip t {\n\tchain c {\n\t\tip saddr ";
     deep += std::string(100000, '{');

@@ -138,6 +138,11 @@ class diagnostic_sink {
   void note(span where, std::string message);
   /// Counts `n` errors reported through another sink (an included file's) against this sink's cap.
   void charge_errors(std::size_t n) noexcept { errors_ += n; }
+  /// Counts `n` warnings kept by another sink (an included file's, or its includer's before it)
+  /// against this sink's cap, so that the files of one parse keep `limits::max_warnings` in all.
+  void charge_warnings(std::size_t n) noexcept { warnings_ += n; }
+  /// Warnings kept by this sink plus those charged to it.
+  [[nodiscard]] std::size_t warnings() const noexcept { return warnings_; }
   [[nodiscard]] bool full() const noexcept { return full_; }
   /// Errors reported through this sink plus those charged to it (the `too_many_errors` not counted).
   [[nodiscard]] std::size_t errors() const noexcept { return errors_; }

@@ -3925,11 +3925,12 @@ void include_file(state& st, std::string_view path, span where) {
   // The included files' diagnostics count against the caps of the whole parse: an included file gets
   // what is left of them. Errors: each file's sink has what its includer left as its cap and is charged
   // with the errors of the files it includes, so the errors of the whole parse stay within the cap.
+  // Warnings: an included file's sink starts charged with what its includer has kept so far, and the
+  // includer is charged with what it kept, so each sink counts (and reports) the drops past the cap.
   const auto& lim = st.options.limits;
   const std::size_t errors = st.sink.errors();
   const std::uint32_t error_cap = st.sink.max_errors();
-  std::size_t warnings = 0;
-  for (const auto& d : *st.extra) warnings += d.level == severity::warning;
+  const std::size_t warnings = st.sink.warnings();
   if (error_cap != 0 && errors >= error_cap) {
     if (st.extra->empty() || st.extra->back().code != error_code::too_many_errors)
       st.extra->push_back({severity::error, error_code::too_many_errors,
@@ -3939,18 +3940,16 @@ void include_file(state& st, std::string_view path, span where) {
   }
   limits inner_limits = lim;
   inner_limits.max_errors = error_cap == 0 ? 0 : static_cast<std::uint32_t>(error_cap - errors);
-  const bool warnings_full = lim.max_warnings != 0 && warnings >= lim.max_warnings;
-  if (lim.max_warnings != 0 && !warnings_full)
-    inner_limits.max_warnings = static_cast<std::uint32_t>(lim.max_warnings - warnings);
   auto inner = std::make_shared<source>(std::string(path), std::move(*text));
   st.sources.push_back(inner);
   diagnostic_sink inner_sink(inner, inner_limits);
+  inner_sink.charge_warnings(warnings);
   // Stopped at the cap in that file or in one it included (whose too_many_errors said so already).
   const bool full =
       parse_source(*inner, st.options, inner_sink, st.sources, st.commands, *st.extra, st.variables, st.include_depth + 1);
   st.sink.charge_errors(inner_sink.errors());
-  for (auto& d : inner_sink.take())
-    if (!(warnings_full && d.level == severity::warning)) st.extra->push_back(std::move(d));
+  st.sink.charge_warnings(inner_sink.warnings() - warnings);
+  for (auto& d : inner_sink.take()) st.extra->push_back(std::move(d));
   if (full) throw stop_parsing{};
 }
 
