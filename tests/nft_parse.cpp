@@ -410,6 +410,50 @@ TEST_SUITE("unit") {
     CHECK(summaries == 2);      // each file says how many of its own it dropped
   }
 
+  TEST_CASE("nft parse: a constant must fit the field it meets, as nft's evaluation checks") {
+    struct bad_case {
+      const char* rule;
+      error_code code;
+      std::uint32_t column;  // of the offending constant, in "\t\t" + rule
+      const char* message;
+    };
+    const bad_case bad[] = {
+        {"tcp dport 70000 accept", error_code::number_out_of_range, 13,
+         "value 70000 is out of range for inet_service (0 to 65535)"},
+        {"tcp dport 1024-65536 accept", error_code::number_out_of_range, 18, nullptr},
+        {"ip dscp 64 drop", error_code::number_out_of_range, 11,
+         "value 64 is out of range for dscp (0 to 63)"},
+        {"ip ttl 256 drop", error_code::number_out_of_range, 10, nullptr},
+        {"udp sport { 53, 65536 } drop", error_code::number_out_of_range, 19, nullptr},
+        {"meta mark set 0x100000000", error_code::number_out_of_range, 17, nullptr},
+        {"ip saddr . tcp dport { 10.0.0.1 . 70000 } drop", error_code::number_out_of_range, 37, nullptr},
+        {"ip saddr 1.2.3.256 drop", error_code::invalid_address, 12,
+         "`1.2.3.256` is not an IPv4 address (each of its four parts is at most 255)"},
+        {"ip daddr { 10.0.0.1, 10.0.0.300 } drop", error_code::invalid_address, 24, nullptr},
+        {"tcp dport 1.2 drop", error_code::invalid_value, 13, nullptr},
+    };
+    for (const auto& b : bad) {
+      CAPTURE(b.rule);
+      const one_rule r(b.rule);
+      REQUIRE(r.parsed.diagnostics.size() == 1);
+      const auto& d = r.parsed.diagnostics[0];
+      CHECK(d.code == b.code);
+      const auto at = d.file->locate(d.where);
+      CHECK(at.line == 3);
+      CHECK(at.column == b.column);
+      if (b.message != nullptr) CHECK(d.message == b.message);
+    }
+    // the largest values fit, and words, prefixes, flags and durations are not numbers to check
+    for (const char* fine : {"tcp dport 65535 accept", "ip dscp 63 accept", "meta mark 0xffffffff accept",
+                             "ip saddr 10.0.0.0/8 accept", "tcp flags syn,ack accept", "ct expiration 30 drop",
+                             "ip saddr . tcp dport { 10.0.0.1 . 80 } accept", "ct state established,related accept"}) {
+      CAPTURE(fine);
+      const one_rule r(fine);
+      CHECK_MESSAGE(r.parsed.ok(), errors_of(r.parsed));
+      CHECK(r.r != nullptr);
+    }
+  }
+
   TEST_CASE("nft parse: nesting deeper than the limit is one clean error") {
     std::string deep = "table ip t {\n\tchain c {\n\t\tip saddr ";
     deep += std::string(100000, '{');

@@ -16,6 +16,7 @@
 #include "nft_errors.hpp"
 
 #include <nflens/nft.hpp>
+#include <nflens/nft_types.hpp>
 
 #include "nft/vocabulary.hpp"
 
@@ -1561,6 +1562,63 @@ template <>
 struct action<g::vmap_tail> {
   static void apply0(state& st) { st.sx.tail_vmap = true; }
 };
+// What nft's evaluation refuses in a constant: a number wider than the field it is compared with or
+// stored into ("Value 70000 exceeds valid range 0-65535" for `tcp dport 70000`), and a dotted quad
+// with a part over 255 for an IPv4 address (nft would look it up as a host name, and fail), or any
+// other concatenation where the left is one value (nft: datatype mismatch). The right
+// side is checked as far as its shape follows the left's: a number, a range, a set's keys, a list, and
+// a concatenation item by item.
+void check_constant(const state& st, type_info want, const expr& e);
+void check_constant(const state& st, const expr& left, const expr& right) {
+  if (const auto* lc = left.get<concat_expr>()) {
+    if (const auto* rc = right.get<concat_expr>(); rc != nullptr && rc->items.size() == lc->items.size()) {
+      for (std::size_t i = 0; i < lc->items.size(); ++i) check_constant(st, lc->items[i], rc->items[i]);
+      return;
+    }
+    if (const auto* set = right.get<set_expr>()) {
+      for (const auto& el : set->elements)
+        if (el.key != nullptr) check_constant(st, left, *el.key);
+    }
+    return;
+  }
+  const type_info want = type_of(left);
+  if (want.type != datatype::invalid) check_constant(st, want, right);
+}
+
+void check_constant(const state& st, type_info want, const expr& e) {
+  if (const auto* n = e.get<integer_expr>()) {
+    switch (want.type) {
+      case datatype::ipv4_addr: case datatype::ipv6_addr: case datatype::lladdr: case datatype::ether_addr:
+      case datatype::string: case datatype::ifname: case datatype::time: case datatype::date:
+      case datatype::hour: case datatype::verdict:
+        return;
+      default: break;
+    }
+    if (want.bits == 0 || want.bits >= 64) return;
+    const std::uint64_t max = (std::uint64_t{1} << want.bits) - 1;
+    if (n->value > max)
+      throw syntax_error{e.where.offset, e.where.length, error_code::number_out_of_range,
+                         fmt::format("value {} is out of range for {} (0 to {})", n->value, name(want.type), max)};
+  } else if (const auto* r = e.get<range_expr>()) {
+    check_constant(st, want, *r->low);
+    check_constant(st, want, *r->high);
+  } else if (const auto* set = e.get<set_expr>()) {
+    for (const auto& el : set->elements)
+      if (el.key != nullptr) check_constant(st, want, *el.key);
+  } else if (const auto* list = e.get<list_expr>()) {
+    for (const auto& item : list->items) check_constant(st, want, item);
+  } else if (e.is<concat_expr>()) {
+    // `ip saddr 1.2.3.256` reads as the numbers 1 . 2 . 3 . 256: no address, and no concatenation
+    // where one value is expected
+    const std::string_view t(st.base + e.where.offset, e.where.length);
+    if (want.type == datatype::ipv4_addr && t.find_first_not_of("0123456789.") == std::string_view::npos)
+      throw syntax_error{e.where.offset, e.where.length, error_code::invalid_address,
+                         fmt::format("`{}` is not an IPv4 address (each of its four parts is at most 255)", t)};
+    throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
+                       fmt::format("a concatenation where one {} value is expected", name(want.type))};
+  }
+}
+
 template <>
 struct action<g::expr_stmt> {
   template <class In>
@@ -1568,6 +1626,7 @@ struct action<g::expr_stmt> {
     const expr* right = st.pop_keep();
     const expr* left = st.pop_keep();
     const span s = st.span_of(in);
+    if (!st.sx.tail_vmap) check_constant(st, *left, *right);
     if (st.sx.tail_mangle) {
       st.stmts.push_back(stmt{s, mangle_stmt{left, right}});
     } else if (st.sx.tail_vmap) {
