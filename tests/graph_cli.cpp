@@ -71,7 +71,32 @@ TEST_CASE("nflens compare: exit 0 when equivalent, 1 when not, 2 for usage and i
   CHECK(r.output.empty());
   r = run_command(nflens_cmd() + " compare " + example("cluster.iptables") + " 2>/dev/null");
   CHECK(r.status == 2);
+  // a share difference is from 0 to 1; NaN, negative and words are usage errors, not "not equivalent"
+  for (const std::string bad : {"-1", "nan", "1.5", "abc"}) {
+    CAPTURE(bad);
+    r = run_command(nflens_cmd().append(" compare --tolerance ").append(bad).append(" ") +
+                    example("cluster.iptables") + " " + example("cluster.nft") + " 2>&1");
+    CHECK(r.status == 2);
+    CHECK(r.output.find("--tolerance") != std::string::npos);
+  }
+  // standard input can be read once
+  r = run_command(nflens_cmd() + " compare - - </dev/null 2>&1");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("only one of the two dumps can be standard input") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("nflens: output that cannot be written is an error, not a result") {
+  REQUIRE(std::filesystem::exists("/dev/full"));  // Linux: every write fails with ENOSPC
+  for (const std::string verb : {"graph", "parse --print", "compare"}) {
+    CAPTURE(verb);
+    std::string cmd = nflens_cmd();
+    cmd.append(" ").append(verb).append(" ").append(example("cluster.nft"));
+    if (verb == "compare") cmd.append(" ").append(example("cluster.iptables"));
+    const auto r = run_command(cmd.append(" 2>&1 >/dev/full"));
+    CHECK(r.status == 2);
+    CHECK(r.output.find("could not write the output") != std::string::npos);
+  }
 }
 
 TEST_CASE("nflens graph FILE UPDATE: an nft transaction with flushes and deletes applied onto the dump") {

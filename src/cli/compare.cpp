@@ -30,10 +30,21 @@ runner add_compare(CLI::App& app) {
   sub->add_option("b", o->b, "second dump")->required();
   sub->add_option("--format-a", o->format_a, "auto, iptables or nft")->capture_default_str();
   sub->add_option("--format-b", o->format_b, "auto, iptables or nft")->capture_default_str();
-  sub->add_option("--tolerance", o->tolerance, "largest accepted difference of an endpoint's share")
-      ->capture_default_str();
+  sub->add_option("--tolerance", o->tolerance, "largest accepted difference of an endpoint's share (0 to 1)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            double v = 0;
+            return CLI::detail::lexical_cast(text, v) && v >= 0 && v <= 1 ? std::string{}
+                                                                          : "a share difference is a number from 0 to 1";
+          },
+          "0..1"));
   sub->add_flag("--json", o->json, "the comparison as JSON");
   return [o] {
+    if (o->a == "-" && o->b == "-") {
+      fmt::print(stderr, "nflens: compare: only one of the two dumps can be standard input (-)\n");
+      return 2;
+    }
     auto ga = load_graph(o->a, o->format_a);
     auto gb = load_graph(o->b, o->format_b);
     if (!ga || !gb) {

@@ -8,7 +8,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <utility>
 #include <vector>
@@ -36,8 +38,16 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;  // --help and --version exit 0; every usage error exits 2
   }
   try {
-    for (auto& [sub, run] : verbs)
-      if (sub->parsed()) return run();
+    for (auto& [sub, run] : verbs) {
+      if (!sub->parsed()) continue;
+      const int rc = run();
+      // Output that did not reach its file (a full disk, a closed pipe) is no result: say so, exit 2.
+      if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        fmt::print(stderr, "nflens: {}: could not write the output: {}\n", sub->get_name(), std::strerror(errno));
+        return 2;
+      }
+      return rc;
+    }
   } catch (const std::exception& e) {
     // The library reports bad input as diagnostics; reaching this is a bug or resource exhaustion.
     fmt::print(stderr, "nflens: internal error: {}\n", e.what());
