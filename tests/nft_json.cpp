@@ -503,3 +503,24 @@ TEST_CASE("format detection recognises libnftables JSON") {
   CHECK(nflens::detect_format("\n  {\n") == nflens::input_format::nft_json);
   CHECK(nflens::detect_format("table ip t {}") == nflens::input_format::nft);
 }
+
+TEST_CASE("an element timeout or expiry of 0 is none, as nft reads and prints it") {
+  // fuzz finding (nft_json): `"timeout": 0` read as a timeout, written as none, read back different
+  const auto stmt = [](const std::string& elem) {
+    return one_rule_doc("ip", R"([{"set": {"op": "update", "elem": )" + elem + R"(, "set": "@s"}}])");
+  };
+  const std::string saddr = R"({"payload": {"protocol": "ip", "field": "saddr"}})";
+  const auto zero = from_json(stmt(R"({"elem": {"val": )" + saddr + R"(, "timeout": 0, "expires": 0}})"));
+  const auto none = from_json(stmt(saddr));
+  const auto d = nft::compare(zero, none);
+  CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
+  nft::json_write_options o;
+  o.metainfo = false;
+  const auto written = nft::write_json(zero, o).value;
+  CHECK(written.find("timeout") == std::string::npos);
+  CHECK(!nft::compare(from_json(written), zero).has_value());
+  // a real timeout stays, in seconds
+  const auto five = from_json(stmt(R"({"elem": {"val": )" + saddr + R"(, "timeout": 5}})"));
+  CHECK(nft::compare(five, none).has_value());
+  CHECK(nft::write_json(five, o).value.find(R"("timeout": 5)") != std::string::npos);
+}

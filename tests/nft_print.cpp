@@ -215,6 +215,17 @@ TEST_SUITE("unit") {
     CHECK(rule("tcp dport { 22 counter }") == "tcp dport { 22 counter packets 0 bytes 0 }");
   }
 
+  TEST_CASE("nft print: an element timeout of 0s is none, as the kernel lists it") {
+    CHECK(rule("update @s { ip saddr timeout 0s }") == "update @s { ip saddr }");
+    CHECK(rule("update @s { ip saddr timeout 5s }") == "update @s { ip saddr timeout 5s }");
+    const auto text = listed(
+        "table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t\t"
+        "elements = { 10.0.0.1 timeout 0s, 10.0.0.2 timeout 5s }\n\t}\n}\n");
+    CHECK(text.find("10.0.0.1,\n") != std::string::npos);
+    CHECK(text.find("10.0.0.2 timeout 5s }") != std::string::npos);
+    CHECK(text.find("0s") == std::string::npos);
+  }
+
   TEST_CASE("nft print: protocol matches that a later match implies are left out, as nft lists them") {
     CHECK(rule("meta l4proto tcp tcp dport 22 accept") == "tcp dport 22 accept");
     CHECK(rule("ip protocol tcp tcp dport 22 accept") == "tcp dport 22 accept");

@@ -1674,9 +1674,10 @@ struct action<g::set_elem_timeout> {
     const auto v = seconds_or_time(value);
     if (!v) st.fail(in, error_code::invalid_value, fmt::format("'{}' is not a time", value));
     drop_option_value(st, value);
+    // `timeout 0s` is no timeout: nft stores 0 and lists nothing (checked against the kernel)
     st.elem_opts.timeout_ms = *v;
-    st.elem_opts.has_timeout = true;
-    st.elem_has_opts = true;
+    st.elem_opts.has_timeout = *v != 0;
+    st.elem_has_opts = st.elem_has_opts || *v != 0;
   }
 };
 template <>
@@ -1689,8 +1690,8 @@ struct action<g::set_elem_expires> {
     if (!v) st.fail(in, error_code::invalid_value, fmt::format("'{}' is not a time", value));
     drop_option_value(st, value);
     st.elem_opts.expires_ms = *v;
-    st.elem_opts.has_expires = true;
-    st.elem_has_opts = true;
+    st.elem_opts.has_expires = *v != 0;
+    st.elem_has_opts = st.elem_has_opts || *v != 0;
   }
 };
 template <>

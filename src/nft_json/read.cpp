@@ -833,13 +833,17 @@ element reader::element_of(const jnode& n, const hint& key, const hint& data, bo
     el.key = expr_of(need(e, "val", "elem"), key);
     element_options o;
     bool any = false;
+    // A timeout or expiry of 0 is none: nft's JSON parser stores 0 and its printers leave 0 out
+    // (parser_json.c json_parse_set_elem_expr_stmt, netlink.c), so `"timeout": 0` writes back as nothing.
     if (const jnode* t = opt(e, "timeout")) {
       o.timeout_ms = number_of(*t, "timeout", UINT64_MAX / 1000) * 1000;
-      o.has_timeout = any = true;
+      o.has_timeout = o.timeout_ms != 0;
+      any = any || o.has_timeout;
     }
     if (const jnode* t = opt(e, "expires")) {
       o.expires_ms = number_of(*t, "expires", UINT64_MAX / 1000) * 1000;
-      o.has_expires = any = true;
+      o.has_expires = o.expires_ms != 0;
+      any = any || o.has_expires;
     }
     o.comment = opt_string(e, "comment");
     any = any || !o.comment.empty();
