@@ -524,3 +524,14 @@ TEST_CASE("an element timeout or expiry of 0 is none, as nft reads and prints it
   CHECK(nft::compare(five, none).has_value());
   CHECK(nft::write_json(five, o).value.find(R"("timeout": 5)") != std::string::npos);
 }
+
+TEST_CASE("a synproxy object always has mss and wscale, written and read back") {
+  // fuzz finding (nft_json): an object without them read as "not written", written with both as 0
+  const auto obj = from_json(R"({"nftables": [{"synproxy": {"family": "ip", "name": "s", "table": "t"}}]})");
+  nft::json_write_options o;
+  o.metainfo = false;
+  const auto written = nft::write_json(obj, o).value;
+  CHECK(written.find(R"("mss": 0, "wscale": 0)") != std::string::npos);
+  const auto d = nft::compare(from_json(written), obj);
+  CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
+}

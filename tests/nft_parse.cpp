@@ -454,6 +454,19 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("nft parse: a synproxy object needs mss and wscale, as nft's grammar asks") {
+    const auto block = parse_text("table ip t {\n\tsynproxy s {\n\t\tmss 1460\n\t}\n}\n");
+    REQUIRE(block.diagnostics.size() == 1);
+    CHECK(block.diagnostics[0].code == error_code::missing_argument);
+    CHECK(block.diagnostics[0].message == "synproxy object 's' needs both mss and wscale");
+    const auto inline_config = parse_text("add table ip t\nadd synproxy ip t s wscale 7\n");
+    REQUIRE(inline_config.diagnostics.size() == 1);
+    CHECK(inline_config.diagnostics[0].code == error_code::missing_argument);
+    const auto both = parse_text("table ip t {\n\tsynproxy s {\n\t\tmss 1460\n\t\twscale 7\n\t}\n}\n"
+                                 "add synproxy ip t s2 mss 1460 wscale 7 timestamp\n");
+    CHECK_MESSAGE(both.ok(), errors_of(both));
+  }
+
   TEST_CASE("nft parse: nesting deeper than the limit is one clean error") {
     std::string deep = "table ip t {\n\tchain c {\n\t\tip saddr ";
     deep += std::string(100000, '{');

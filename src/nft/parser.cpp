@@ -3222,8 +3222,22 @@ template <>
 struct action<g::ct_expect_block> : object_block_action {};
 template <>
 struct action<g::secmark_block> : object_block_action {};
+// nft's synproxy_config asks for both `mss N` and `wscale N` in an object (they are what it programs).
+template <class In>
+void require_synproxy_config(const In& in, const state& st) {
+  const auto* s = std::get_if<synproxy_stmt>(&st.cur_object.body);
+  if (s == nullptr || s->present != 3)
+    st.fail(in, error_code::missing_argument,
+            fmt::format("synproxy object '{}' needs both mss and wscale", st.obj_name));
+}
 template <>
-struct action<g::synproxy_block> : object_block_action {};
+struct action<g::synproxy_block> {
+  template <class In>
+  static void apply(const In& in, state& st) {
+    require_synproxy_config(in, st);
+    object_block_action::apply(in, st);
+  }
+};
 template <>
 struct action<g::tunnel_block> {
   template <class In>
@@ -3621,7 +3635,13 @@ struct action<g::add_ct_expectation> : object_cmd_action<object_type::ct_expecta
 template <>
 struct action<g::add_secmark> : object_cmd_action<object_type::secmark> {};
 template <>
-struct action<g::add_synproxy> : object_cmd_action<object_type::synproxy> {};
+struct action<g::add_synproxy> {
+  template <class In>
+  static void apply(const In& in, state& st) {
+    if (st.objects.size() <= st.top_mark().objects) require_synproxy_config(in, st);  // inline config
+    object_cmd_action<object_type::synproxy>::apply(in, st);
+  }
+};
 template <>
 struct action<g::add_tunnel> : object_cmd_action<object_type::tunnel> {};
 

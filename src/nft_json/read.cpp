@@ -1672,7 +1672,7 @@ object reader::object_of(const jnode& v, object_type type) {
       synproxy_stmt s;
       s.mss = static_cast<std::uint16_t>(opt_number(v, "mss", 0, UINT16_MAX));
       s.wscale = static_cast<std::uint8_t>(opt_number(v, "wscale", 0, 14));
-      s.present = (opt(v, "mss") ? 1 : 0) | (opt(v, "wscale") ? 2 : 0);
+      s.present = 3;  // an object always has both (nft's grammar asks for both; its JSON always lists both)
       if (const jnode* fl = opt(v, "flags"))
         for (const auto& [w, at] : words(*fl, "synproxy flags")) {
           if (w == "timestamp")
