@@ -472,3 +472,27 @@ TEST_CASE("statistic nth: every 3rd connection to the first endpoint, the rest t
   CHECK(g.services[0].endpoints[1].probability == doctest::Approx(2.0 / 3));
   CHECK(deviation_from_uniform(g.services[0]) == doctest::Approx(1.0 / 6));
 }
+
+TEST_CASE("a connection an earlier rule ended never meets a later rule for the same destination") {
+  // found by a new user: `-d 1.2.3.4 -p tcp --dport 80 -j ACCEPT` before the DNAT rule for the same
+  // destination made the graph show the DNAT as reached (the ACCEPT ends the nat chain for it)
+  program_builder b;
+  b.chain("PREROUTING", table_kind::nat, hook::prerouting).chain("SVC");
+  b.rule("PREROUTING", {daddr("1.2.3.4"), proto(tcp), dport(80)}, verdict(action_kind::accept));
+  b.rule("PREROUTING", {daddr("1.2.3.4"), proto(tcp), dport(80)}, dnat("10.0.0.1", 80));
+  b.rule("PREROUTING", {daddr("1.2.3.5"), proto(tcp), dport(80)}, jump("SVC"));
+  b.rule("PREROUTING", {daddr("1.2.3.5"), proto(tcp), dport(80)}, dnat("10.0.0.9", 80));  // SVC ends it first
+  b.rule("PREROUTING", {daddr("1.2.3.6"), proto(tcp), dport(80)}, jump("SVC-EMPTY"));
+  b.rule("PREROUTING", {daddr("1.2.3.6"), proto(tcp), dport(80)}, dnat("10.0.0.3", 80));  // SVC-EMPTY returns
+  b.chain("SVC-EMPTY");
+  b.rule("SVC", {}, dnat("10.0.0.2", 80));
+  b.entry("PREROUTING");
+  const auto g = build(b.build());
+  REQUIRE(g.services.size() == 2);
+  CHECK(g.services[0].label() == "dnat tcp 1.2.3.5:80");
+  REQUIRE(g.services[0].endpoints.size() == 1);
+  CHECK(to_string(g.services[0].endpoints[0].address) == "10.0.0.2");
+  CHECK(g.services[1].label() == "dnat tcp 1.2.3.6:80");
+  REQUIRE(g.services[1].endpoints.size() == 1);
+  CHECK(to_string(g.services[1].endpoints[0].address) == "10.0.0.3");
+}

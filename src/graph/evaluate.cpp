@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace nflens::dispatch {
@@ -98,8 +100,34 @@ terminal make_terminal(terminal::kind k) {
   return t;
 }
 
+/// Hash of the parts of an exact destination that `dest_equal` compares.
+std::size_t dest_hash(const dest& d) noexcept {
+  std::size_t h = (d.has_addr ? 1U : 0U) | (d.local ? 2U : 0U) | (d.has_proto ? 4U : 0U) | (d.has_port ? 8U : 0U);
+  const auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  if (d.has_addr) {
+    for (const auto b : d.addr.address.bytes) mix(b);
+    mix(d.addr.length);
+  }
+  mix(static_cast<std::size_t>(d.proto));
+  mix(d.port.first);
+  mix(d.port.last);
+  return h;
+}
+
+/// Exact destinations whose connections a chain has already ended (accepted, dropped, translated)
+/// before the rest of the traffic goes on: a later rule that singles out one of them again is never
+/// reached by it. Shared by the copies of one generic flow; copied before a change when shared.
+struct ended_set {
+  std::unordered_multimap<std::size_t, dest> by_hash;
+  [[nodiscard]] bool contains(const dest& d) const {
+    const auto [lo, hi] = by_hash.equal_range(dest_hash(d));
+    return std::any_of(lo, hi, [&](const auto& kv) { return dest_equal(kv.second, d); });
+  }
+};
+
 struct flow {
   dest d;
+  std::shared_ptr<ended_set> ended;  // only on flows whose destination is not exact
   source_class src;
   double mass = 1;
   index fe = none;
@@ -760,7 +788,11 @@ class evaluator {
         }
         auto m = match(r, f);
         if (m.spawn && f.fe != none && f.br < 0) spawn_branch(r, ri, f, m.cls, c, fr, depth);
+        const bool narrows = m.has_rest && !f.d.exact() && f.br < 0;
         for (auto& g : m.matched) {
+          if (narrows && g.d.exact() && ended_before(f, g.d)) continue;
+          if (g.d.exact()) g.ended.reset();
+          const dest reached = g.d;
           note_origin(g, r.origin);
           maybe_create(g, r.origin, c, r.comment);
           frame callee{c,
@@ -769,7 +801,12 @@ class evaluator {
                        m.threshold,
                        0,
                        0};
+          const std::size_t n_next = next.size(), n_returned = returned.size();
           act(r, ri, std::move(g), c, fr, callee, depth, next, returned);
+          // all of it ended here (no part continues or returns): the rest of the traffic never has it
+          if (narrows && reached.exact() && m.probability >= 1 && next.size() == n_next &&
+              returned.size() == n_returned)
+            mark_ended(m.rest, reached);
         }
         if (m.has_rest) next.push_back(std::move(m.rest));
       }
@@ -781,6 +818,15 @@ class evaluator {
       for (const auto& f : returned)
         if (f.fe == none && f.d.any()) walked_[c] = 2;
     return returned;
+  }
+
+  static bool ended_before(const flow& f, const dest& d) { return f.ended && f.ended->contains(d); }
+  static void mark_ended(flow& f, const dest& d) {
+    if (!f.ended)
+      f.ended = std::make_shared<ended_set>();
+    else if (f.ended.use_count() > 1)
+      f.ended = std::make_shared<ended_set>(*f.ended);
+    f.ended->by_hash.emplace(dest_hash(d), d);
   }
 
   bool is_masq_program() const {
@@ -956,10 +1002,16 @@ class evaluator {
       }
       if (!ok) continue;
       if (implied) consumed = true;
+      const bool narrows = !implied && !f.d.exact() && f.br < 0 && g.d.exact();
+      if (narrows && ended_before(f, g.d)) continue;
+      if (g.d.exact()) g.ended.reset();
+      const dest reached = g.d;
       note_origin(g, el.origin);
       maybe_create(g, el.origin, c, el.comment);
       frame callee{c, el.origin, selection::single, 0, 0, 0};
+      const std::size_t n_next = next.size(), n_returned = returned.size();
       verdict_to(el.result, el.origin, p_.rules.size() + e, std::move(g), c, fr, callee, depth, next, returned, ri);
+      if (narrows && next.size() == n_next && returned.size() == n_returned) mark_ended(f, reached);
     }
     if (!consumed) next.push_back(std::move(f));
   }
