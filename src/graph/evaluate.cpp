@@ -789,8 +789,9 @@ class evaluator {
         auto m = match(r, f);
         if (m.spawn && f.fe != none && f.br < 0) spawn_branch(r, ri, f, m.cls, c, fr, depth);
         const bool narrows = m.has_rest && !f.d.exact() && f.br < 0;
+        f.ended.reset();  // m.rest holds it now: a change need not copy it
         for (auto& g : m.matched) {
-          if (narrows && g.d.exact() && ended_before(f, g.d)) continue;
+          if (narrows && g.d.exact() && ended_before(m.rest, g.d)) continue;
           if (g.d.exact()) g.ended.reset();
           const dest reached = g.d;
           note_origin(g, r.origin);
