@@ -454,6 +454,31 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("nft parse: a nat address that is no address is an error, never a part of it") {
+    // found by a new user: `dnat to 10.0.0.1.5:80` became `dnat to 0.0.1.5:80` (the statement kept the
+    // last item of `10 . 0.0.1.5`), `10.0.0.300:80` became `300:80`
+    for (const char* bad : {"tcp dport 80 dnat to 10.0.0.1.5:80", "tcp dport 80 dnat to 10.0.0.300:80",
+                            "tcp dport 80 dnat ip to 10.0.0.1 . 80"}) {
+      CAPTURE(bad);
+      const one_rule r(bad);
+      REQUIRE(r.parsed.diagnostics.size() == 1);
+      CHECK(r.parsed.diagnostics[0].code == error_code::invalid_address);
+      const auto address_column = 3 + std::string_view(bad).find(" to ") + 4;  // after the two tabs
+      CHECK(r.parsed.diagnostics[0].file->locate(r.parsed.diagnostics[0].where).column == address_column);
+    }
+    const one_rule ok("tcp dport 80 dnat ip to ip daddr . tcp dport map { 1.1.1.1 . 80 : 10.0.0.1 . 8080 }");
+    REQUIRE_MESSAGE(ok.r != nullptr, errors_of(ok.parsed));
+    const auto* nat = ok.at(1).get<nat_stmt>();
+    REQUIRE(nat != nullptr);
+    CHECK(nat->address->is<map_expr>());
+    const one_rule plain("tcp dport 80 dnat to 10.0.0.3:8080");
+    REQUIRE(plain.r != nullptr);
+    const auto* p = plain.at(1).get<nat_stmt>();
+    REQUIRE(p != nullptr);
+    CHECK(to_string(p->address->get<address_expr>()->address) == "10.0.0.3");
+    CHECK(p->port->get<integer_expr>()->value == 8080);
+  }
+
   TEST_CASE("nft parse: a synproxy object needs mss and wscale, as nft's grammar asks") {
     const auto block = parse_text("table ip t {\n\tsynproxy s {\n\t\tmss 1460\n\t}\n}\n");
     REQUIRE(block.diagnostics.size() == 1);

@@ -2116,7 +2116,19 @@ template <>
 struct action<g::nat_flag_persistent> : nat_flag_action<nat_flag::persistent> {};
 template <>
 struct action<g::nat_address> {
-  static void apply0(state& st) { st.sx.nat.address = st.pop_keep(); }
+  static void apply0(state& st) {
+    const expr* a = st.pop_keep();
+    // `dnat to 10.0.0.1.5`, `10.0.0.300:80` read as constants joined by `.`: no address (nft takes a
+    // concatenation here only as the key of a map lookup)
+    if (const auto* c = a->get<concat_expr>();
+        c != nullptr && std::all_of(c->items.begin(), c->items.end(), [](const expr& e) {
+          return e.is<integer_expr>() || e.is<address_expr>() || e.is<symbol_expr>() || e.is<string_expr>();
+        }))
+      throw syntax_error{a->where.offset, a->where.length, error_code::invalid_address,
+                         fmt::format("`{}` is not an address", std::string_view(st.base + a->where.offset,
+                                                                                a->where.length))};
+    st.sx.nat.address = a;
+  }
 };
 template <>
 struct action<g::nat_port> {
