@@ -86,6 +86,19 @@ TEST_CASE("nflens compare: exit 0 when equivalent, 1 when not, 2 for usage and i
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("nflens graph: what iptables-restore would refuse is said, and an empty graph says so") {
+  char tmpl[] = "/tmp/nflens-cli-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::ofstream(dir / "undeclared.rules") << "*nat\n:PREROUTING ACCEPT [0:0]\n-A FOO -j ACCEPT\nCOMMIT\n";
+  auto r = run_command(nflens_cmd() + " graph " + (dir / "undeclared.rules").string() + " 2>&1");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("undeclared.rules:3:1: warning[chain-not-found]: chain 'FOO' is not declared") !=
+        std::string::npos);
+  CHECK(r.output.find("no services: no rule on a NAT path translates a destination") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("nflens: output that cannot be written is an error, not a result") {
   REQUIRE(std::filesystem::exists("/dev/full"));  // Linux: every write fails with ENOSPC
   for (const std::string verb : {"graph", "parse --print", "compare"}) {

@@ -253,6 +253,7 @@ std::string to_dot(const dispatch_graph& g) {
 
 std::string to_text(const dispatch_graph& g) {
   std::string out;
+  if (g.services.empty()) out += "no services: no rule on a NAT path translates a destination (DNAT, redirect)\n";
   for (const auto& s : g.services) {
     out += fmt::format("{} ({})\n", s.label(), protocol_name(s.protocol));
     for (const auto& f : s.frontends) {
