@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <nflens/compare.hpp>
 #include <nflens/graph.hpp>
 
 using namespace nflens;
@@ -495,4 +496,35 @@ TEST_CASE("a connection an earlier rule ended never meets a later rule for the s
   CHECK(g.services[1].label() == "dnat tcp 1.2.3.6:80");
   REQUIRE(g.services[1].endpoints.size() == 1);
   CHECK(to_string(g.services[1].endpoints[0].address) == "10.0.0.3");
+}
+
+TEST_CASE("an interface match on a dispatch path is counted as unevaluated, and compare says so") {
+  // found by a new user: `-i eth0 -j DNAT` before a fallback DNAT hid the fallback without a word
+  const auto program = [](bool with_iface) {
+    program_builder b;
+    b.chain("PREROUTING", table_kind::nat, hook::prerouting).chain("S");
+    b.rule("PREROUTING", {daddr("1.2.3.4"), proto(tcp), dport(80)}, jump("S"));
+    cond eth0;
+    eth0.c.kind = d::cond_kind::iface;
+    eth0.c.what = field::iif;
+    eth0.c.name = "eth0";
+    if (with_iface) b.rule("S", {eth0}, dnat("10.0.0.1", 80));
+    b.rule("S", {}, dnat("10.0.0.1", 80));
+    b.entry("PREROUTING");
+    return b.build();
+  };
+  std::vector<diagnostic> ds;
+  const auto g = build(program(true), &ds);
+  CHECK(g.unevaluated == 1);
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0].code == error_code::unsupported_dispatch);
+  CHECK(ds[0].message.find("interface match 'eth0'") != std::string::npos);
+  const auto plain = build(program(false));
+  CHECK(plain.unevaluated == 0);
+  const auto c = compare(g, plain);
+  CHECK(c.equivalent);
+  REQUIRE_FALSE(c.notes.empty());
+  CHECK(c.notes.back() ==
+        "constructs on dispatch paths not evaluated (see the warnings): 1 in A, 0 in B; the verdict holds under "
+        "what those warnings assume");
 }

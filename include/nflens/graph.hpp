@@ -233,6 +233,10 @@ struct dispatch_graph {
   std::vector<source_ptr> sources;  ///< what `origin::source` indexes
   std::vector<service> services;    ///< sorted: named services by name, then the others by first frontend
   std::vector<dangling_reference> dangling;
+  /// Constructs on dispatch paths the evaluator could not decide (an opaque match, an address range
+  /// DNAT, ...): each is an `unsupported_dispatch` warning saying what was assumed. The graph, and a
+  /// comparison of it, hold under those assumptions.
+  std::uint32_t unevaluated = 0;
   ruleset_structure structure;
   /// Per-service chain sizes for the update cost model: for each service (same index), the chains that
   /// belong to it alone and their rule counts, and the affinity sets.

@@ -728,10 +728,15 @@ class assembler {
 
 dispatch_graph build(const program& p, std::vector<diagnostic>& out, const limits& lim) {
   std::vector<dangling_reference> dangling;
+  const auto before = out.size();
   auto ev = evaluate(p, out, dangling, lim);
   assembler a(p, ev);
   auto g = a.run();
   g.dangling = std::move(dangling);
+  g.unevaluated = static_cast<std::uint32_t>(std::count_if(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
+                                                           [](const diagnostic& d) {
+                                                             return d.code == error_code::unsupported_dispatch;
+                                                           }));
   return g;
 }
 

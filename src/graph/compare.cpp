@@ -411,6 +411,10 @@ comparison compare(const dispatch_graph& a, const dispatch_graph& b, const compa
                     notes.unknown_ranges));
   for (const auto& n : notes.nodeport_scopes)
     c.notes.push_back(n + " (a kube-proxy setting, not a difference in dispatch)");
+  if (a.unevaluated > 0 || b.unevaluated > 0)
+    c.notes.push_back(fmt::format("constructs on dispatch paths not evaluated (see the warnings): {} in A, {} in B; "
+                                  "the verdict holds under what those warnings assume",
+                                  a.unevaluated, b.unevaluated));
   if (!a.dangling.empty() || !b.dangling.empty())
     c.notes.push_back(fmt::format("dangling references: {} in A, {} in B", a.dangling.size(), b.dangling.size()));
   c.a = measure(a);

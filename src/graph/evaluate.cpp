@@ -648,7 +648,16 @@ class evaluator {
         }
         case cond_kind::iface:
           // The generic client arrives on an interface the DNAT rules name, never on one a rule excludes.
-          if (!c.negated && (r.act.kind == action_kind::ret || r.act.kind == action_kind::accept)) fail = true;
+          if (!c.negated && (r.act.kind == action_kind::ret || r.act.kind == action_kind::accept)) {
+            fail = true;
+          } else if (!c.negated && first_report(static_cast<std::size_t>(&r - p_.rules.data())) &&
+                     leads_somewhere(r)) {
+            // (an excluded interface is the bridge or loopback a rule before singled out: not the client's)
+            warn(r.origin, error_code::unsupported_dispatch,
+                 fmt::format("interface match '{}' on a dispatch path: connections are assumed to arrive on it; "
+                             "those that arrive elsewhere are not followed past this rule",
+                             c.name));
+          }
           break;
         case cond_kind::opaque:
           if (first_report(static_cast<std::size_t>(&r - p_.rules.data())) && leads_somewhere(r))

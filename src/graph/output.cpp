@@ -212,6 +212,7 @@ std::string to_json(const dispatch_graph& g, bool with_origins) {
                     {"target_kind", std::string(origin_kind_name(d.target_kind))}});
   }
   j["dangling"] = std::move(dang);
+  j["unevaluated"] = g.unevaluated;
   const auto& st = g.structure;
   j["structure"] = {{"lines", st.lines}, {"bytes", st.bytes}, {"tables", st.tables}, {"chains", st.chains},
                     {"rules", st.rules}, {"sets", st.sets},   {"maps", st.maps},     {"elements", st.elements}};
