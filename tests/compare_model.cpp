@@ -3,6 +3,7 @@
 // the reports, and the update cost model.
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <nflens/compare.hpp>
 
@@ -121,7 +122,9 @@ TEST_CASE("missing, extra and changed parts of services are listed") {
   CHECK(c.differences[2].kind == difference_kind::extra);
   CHECK(c.differences[2].service == "shop/other:http");
   const auto text = to_text(c, "a", "b");
-  CHECK(text.find("NOT EQUIVALENT") != std::string::npos);
+  CHECK(text.find(fmt::format("NOT EQUIVALENT: {} services in A, {} in B; 1 only in A, 1 only in B, 1 in both but "
+                               "different\n",
+                               c.services_a, c.services_b)) != std::string::npos);
   CHECK(text.find("missing shop/gone:http") != std::string::npos);
 }
 

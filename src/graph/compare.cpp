@@ -443,8 +443,13 @@ std::string to_text(const comparison& c, std::string_view name_a, std::string_vi
         "traffic policy and no-endpoint verdicts\n",
         c.matched);
   else
-    out += fmt::format("NOT EQUIVALENT: {} of {} (A) / {} (B) services differ\n", c.differences.size(), c.services_a,
-                       c.services_b);
+  {
+    std::size_t only_a = 0, only_b = 0, different = 0;
+    for (const auto& d : c.differences)
+      (d.kind == difference_kind::missing ? only_a : d.kind == difference_kind::extra ? only_b : different) += 1;
+    out += fmt::format("NOT EQUIVALENT: {} services in A, {} in B; {} only in A, {} only in B, {} in both but different\n",
+                       c.services_a, c.services_b, only_a, only_b, different);
+  }
   for (const auto& d : c.differences) {
     out += fmt::format("  {} {}\n", difference_kind_name(d.kind), d.service);
     for (const auto& x : d.details) out += fmt::format("      {}\n", x);
