@@ -535,3 +535,21 @@ TEST_CASE("a synproxy object always has mss and wscale, written and read back") 
   const auto d = nft::compare(from_json(written), obj);
   CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
 }
+
+TEST_CASE("a ct helper without l3proto reads as the kernel stores it, the table's family") {
+  // fuzz finding (nft_json, the repeatable CI run): read without, written with `"l3proto": "ip"`
+  const auto doc = [](const std::string& fam, const std::string& extra) {
+    return R"({"nftables": [{"ct helper": {"family": ")" + fam +
+           R"(", "name": "h", "table": "t", "type": "sip", "protocol": "tcp")" + extra + "}}]}";
+  };
+  for (const std::string fam : {"inet", "ip", "ip6"}) {
+    CAPTURE(fam);
+    const auto bare = from_json(doc(fam, ""));
+    const auto named = from_json(doc(fam, fam == "ip6" ? R"(, "l3proto": "ip6")" : R"(, "l3proto": "ip")"));
+    const auto d = nft::compare(bare, named);
+    CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
+    nft::json_write_options o;
+    o.metainfo = false;
+    CHECK(!nft::compare(from_json(nft::write_json(bare, o).value), bare).has_value());
+  }
+}

@@ -1613,7 +1613,9 @@ object reader::object_of(const jnode& v, object_type type) {
   o.comment = opt_string(v, "comment");
   auto l3 = [&]() -> std::optional<family> {
     const auto l = opt_string(v, "l3proto");
-    if (l.empty()) return std::nullopt;
+    // None given: what the kernel stores and lists, the table's family (inet and others: ip), as
+    // write_json writes it (so that a document without it reads back equal)
+    if (l.empty()) return fam_ == family::ip6 ? family::ip6 : family::ip;
     const auto f = parse_family(l);
     if (!f) fail(*opt(v, "l3proto"), error_code::unknown_family, fmt::format("unknown l3proto '{}'", l));
     return f;
