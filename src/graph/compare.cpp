@@ -437,13 +437,12 @@ std::string share_text(const ruleset_structure::share& s) {
 std::string to_text(const comparison& c, std::string_view name_a, std::string_view name_b) {
   std::string out;
   out += fmt::format("A: {} ({})\nB: {} ({})\n\n", name_a, c.a.structure.backend, name_b, c.b.structure.backend);
-  if (c.equivalent)
+  if (c.equivalent) {
     out += fmt::format(
         "EQUIVALENT: {} services, the same frontends, endpoints and shares (within 1e-6), affinity, "
         "traffic policy and no-endpoint verdicts\n",
         c.matched);
-  else
-  {
+  } else {
     std::size_t only_a = 0, only_b = 0, different = 0;
     for (const auto& d : c.differences)
       (d.kind == difference_kind::missing ? only_a : d.kind == difference_kind::extra ? only_b : different) += 1;

@@ -787,6 +787,9 @@ void parser::decode_addresses(const base_clause& b, ip_family family, std::vecto
   std::size_t pos = 0;
   const std::string_view text = b.text;
   const bool raw_is_text = b.where.length == text.size();
+  // iptables(8): a list makes one rule per address, which `!` cannot negate
+  if (b.negated && text.find(',') != std::string_view::npos)
+    fail(error_code::misplaced_negation, b.where, "`!` is not allowed with a list of addresses");
   while (true) {
     const auto comma = text.find(',', pos);
     const std::string_view item =
@@ -807,8 +810,6 @@ void parser::decode_addresses(const base_clause& b, ip_family family, std::vecto
     }
     out.push_back({*m, b.negated, where});
     if (comma == std::string_view::npos) break;
-    if (b.negated && pos == 0)  // iptables(8): a list makes one rule per address, which `!` cannot negate
-      fail(error_code::misplaced_negation, b.where, "`!` is not allowed with a list of addresses");
     pos = comma + 1;
   }
 }

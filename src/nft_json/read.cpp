@@ -27,6 +27,7 @@ namespace nflens::nft {
 namespace {
 
 using json_detail::datatype;
+using json_detail::default_l3proto;
 using json_detail::jdoc;
 using json_detail::jkind;
 using json_detail::jnode;
@@ -1613,9 +1614,7 @@ object reader::object_of(const jnode& v, object_type type) {
   o.comment = opt_string(v, "comment");
   auto l3 = [&]() -> std::optional<family> {
     const auto l = opt_string(v, "l3proto");
-    // None given: what the kernel stores and lists, the table's family (inet and others: ip), as
-    // write_json writes it (so that a document without it reads back equal)
-    if (l.empty()) return fam_ == family::ip6 ? family::ip6 : family::ip;
+    if (l.empty()) return default_l3proto(fam_);  // as write_json writes it: read back, it is equal
     const auto f = parse_family(l);
     if (!f) fail(*opt(v, "l3proto"), error_code::unknown_family, fmt::format("unknown l3proto '{}'", l));
     return f;

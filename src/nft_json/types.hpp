@@ -57,4 +57,10 @@ std::size_t type_names_of(const expr& e, family fam, std::string_view* out, std:
 /// when the type is not one of those or the value has no name.
 [[nodiscard]] std::string symbol_name(std::string_view type, std::uint64_t value);
 
+/// The l3proto of a ct helper, timeout or expectation that names none: what the kernel stores and
+/// lists, the table's family (ip6 in an ip6 table, ip everywhere else, inet included).
+[[nodiscard]] constexpr family default_l3proto(family table) noexcept {
+  return table == family::ip6 ? family::ip6 : family::ip;
+}
+
 }  // namespace nflens::nft::json_detail

@@ -19,6 +19,7 @@ namespace nflens::nft {
 
 namespace {
 
+using json_detail::default_l3proto;
 using json_detail::emitter;
 using json_detail::type_of;
 using json_detail::value_kind;
@@ -434,10 +435,7 @@ class writer {
       e_.string(p);
   }
   void l3proto(std::optional<family> f) {
-    // The kernel stores the table's family when none was given (inet: ip).
-    family v = f.value_or(fam_ == family::ip6 ? family::ip6 : family::ip);
-    if (!f && fam_ != family::ip && fam_ != family::ip6) v = family::ip;
-    e_.member("l3proto", name(v));
+    e_.member("l3proto", name(f.value_or(default_l3proto(fam_))));
   }
   void object_body(const object&, const ct_helper_object& h) {
     e_.member("type", h.type);
