@@ -13,6 +13,7 @@
 
 #include <nflens/compare.hpp>
 #include <nflens/graph.hpp>
+#include <nflens/iptables.hpp>
 
 using namespace nflens;
 using namespace nflens::test;
@@ -527,4 +528,106 @@ TEST_CASE("an interface match on a dispatch path is counted as unevaluated, and 
   CHECK(c.notes.back() ==
         "constructs on dispatch paths not evaluated (see the warnings): 1 in A, 0 in B; the verdict holds under "
         "what those warnings assume");
+}
+
+namespace {
+
+/// The graph of iptables-save text (a nat table of the test's own).
+result<dispatch_graph> graph_of_rules(std::string text) {
+  auto r = iptables::parse("test.rules", std::move(text));
+  REQUIRE_MESSAGE(r.ok(), render(r.diagnostics));
+  return build_graph(r.value);
+}
+
+}  // namespace
+
+TEST_CASE("a negated statistic match takes the complement share, as xt_statistic inverts it") {
+  // found by a new user: `! --probability 0.25` was assumed to match always (10.0.0.1 at 1.0)
+  const auto g = graph_of_rules(R"(*nat
+:PREROUTING ACCEPT [0:0]
+:S - [0:0]
+:S2 - [0:0]
+-A PREROUTING -d 1.2.3.4/32 -p tcp -m tcp --dport 80 -j S
+-A S -p tcp -m statistic --mode random ! --probability 0.25 -j DNAT --to-destination 10.0.0.1:80
+-A S -p tcp -j DNAT --to-destination 10.0.0.2:80
+-A PREROUTING -d 1.2.3.5/32 -p tcp -m tcp --dport 80 -j S2
+-A S2 -p tcp -m statistic --mode nth ! --every 4 --packet 0 -j DNAT --to-destination 10.0.0.3:80
+-A S2 -p tcp -j DNAT --to-destination 10.0.0.4:80
+COMMIT
+)");
+  CHECK_MESSAGE(g.diagnostics.empty(), render(g.diagnostics));
+  REQUIRE(g.value.services.size() == 2);
+  const auto& s = g.value.services[0];
+  REQUIRE(s.endpoints.size() == 2);
+  CHECK(to_string(s.endpoints[0].address) == "10.0.0.1");
+  // the kernel's threshold for 0.25 is 2^29 exactly: the complement is 0.75 exactly
+  CHECK(s.endpoints[0].probability == 0.75);
+  CHECK(s.endpoints[1].probability == 0.25);
+  const auto& n = g.value.services[1];
+  REQUIRE(n.endpoints.size() == 2);
+  CHECK(n.endpoints[0].probability == doctest::Approx(0.75));
+  CHECK(n.endpoints[1].probability == doctest::Approx(0.25));
+}
+
+TEST_CASE("an entry chain that a rule jumps to but the hooks never reach is not a fallback entry") {
+  // found by a new user: `-A KUBE-SERVICES -j ACCEPT` first made KUBE-NODEPORTS unreachable, yet the
+  // fallback for restore input (no hook jumps) started it and showed an unnamed half of its ladder
+  const std::string shadowed = R"(*nat
+:PREROUTING ACCEPT [0:0]
+:KUBE-NODEPORTS - [0:0]
+:KUBE-SERVICES - [0:0]
+:KUBE-SEP-A - [0:0]
+:KUBE-SEP-B - [0:0]
+:KUBE-SVC-X - [0:0]
+-A PREROUTING -j KUBE-SERVICES
+-A KUBE-NODEPORTS -p tcp -m comment --comment "ns/web:http" -m tcp --dport 30080 -j KUBE-SVC-X
+-A KUBE-SEP-A -p tcp -m comment --comment "ns/web:http" -m tcp -j DNAT --to-destination 10.244.1.1:8080
+-A KUBE-SEP-B -p tcp -m comment --comment "ns/web:http" -m tcp -j DNAT --to-destination 10.244.1.2:8080
+-A KUBE-SERVICES -j ACCEPT
+-A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS
+-A KUBE-SVC-X -m comment --comment "ns/web:http -> 10.244.1.1:8080" -m statistic --mode random --probability 0.5 -j KUBE-SEP-A
+-A KUBE-SVC-X -m comment --comment "ns/web:http -> 10.244.1.2:8080" -j KUBE-SEP-B
+COMMIT
+)";
+  const auto g = graph_of_rules(shadowed);
+  CHECK(g.value.services.empty());
+  // without the ACCEPT the same chains give the named NodePort service with both endpoints
+  std::string reached = shadowed;
+  reached.erase(reached.find("-A KUBE-SERVICES -j ACCEPT\n"), std::string_view("-A KUBE-SERVICES -j ACCEPT\n").size());
+  const auto h = graph_of_rules(reached);
+  REQUIRE(h.value.services.size() == 1);
+  CHECK(h.value.services[0].label() == "ns/web:http");
+  REQUIRE(h.value.services[0].endpoints.size() == 2);
+  CHECK(h.value.services[0].endpoints[1].probability == doctest::Approx(0.5));
+  // kube-proxy's restore input has no PREROUTING jump: KUBE-SERVICES is the fallback entry there
+  std::string restore_input = reached;
+  restore_input.erase(restore_input.find("-A PREROUTING -j KUBE-SERVICES\n"),
+                      std::string_view("-A PREROUTING -j KUBE-SERVICES\n").size());
+  const auto k = graph_of_rules(restore_input);
+  REQUIRE(k.value.services.size() == 1);
+  CHECK(k.value.services[0].endpoints.size() == 2);
+}
+
+TEST_CASE("a second translation of an inexact destination is reported, and text shows the untranslated share") {
+  // a ladder split before any rule gives the destination an address: the graph keeps the first record
+  const auto g = graph_of_rules(R"(*nat
+:PREROUTING ACCEPT [0:0]
+:S - [0:0]
+:A - [0:0]
+:B - [0:0]
+-A PREROUTING -p tcp -m tcp --dport 80 -j S
+-A S -m statistic --mode random --probability 0.5 -j A
+-A S -j B
+-A A -p tcp -j DNAT --to-destination 10.0.0.1:80
+-A B -p tcp -j DNAT --to-destination 10.0.0.2:80
+COMMIT
+)");
+  REQUIRE(g.diagnostics.size() == 1);
+  CHECK(g.diagnostics[0].code == error_code::unsupported_dispatch);
+  CHECK(g.diagnostics[0].file->locate(g.diagnostics[0].where).line == 10);
+  CHECK(g.value.unevaluated == 1);
+  REQUIRE(g.value.services.size() == 1);
+  CHECK(g.value.services[0].untranslated == doctest::Approx(0.5));
+  CHECK(to_text(g.value).find("  not translated 0.500000  (new connections no rule sends to an endpoint)\n") !=
+        std::string::npos);
 }

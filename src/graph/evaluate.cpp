@@ -174,6 +174,15 @@ class evaluator {
     walked_.assign(p.chains.size(), 0);
     visited_.assign(p.chains.size(), 0);
     ev_.mark_chain.assign(p.chains.size(), false);
+    // An entry chain is a fallback only for input without the jumps into it (kube-proxy's restore input
+    // lacks the hook chains' jumps): one that a rule or element jumps to but the hooks did not reach is
+    // unreachable (an earlier rule ended its traffic), not an entry.
+    jumped_to_.assign(p.chains.size(), 0);
+    auto jumps = [&](action_kind k, index target) {
+      if ((k == action_kind::jump || k == action_kind::go_to) && target < p.chains.size()) jumped_to_[target] = 1;
+    };
+    for (const auto& r : p.rules) jumps(r.act.kind, r.act.target);
+    for (const auto& e : p.elements) jumps(e.result.kind, e.result.target);
     bool masq = false;
     for (const auto& r : p.rules) masq = masq || r.act.kind == action_kind::masquerade;
     for (index c = 0; masq && c < p.chains.size(); ++c) {
@@ -197,6 +206,7 @@ class evaluator {
       std::fill(visited_.begin(), visited_.end(), 0);
       auto start = [&](index c) {
         if (c == none || c >= p_.chains.size() || visited_[c]) return;
+        inexact_.clear();
         std::vector<flow> flows(1);
         // What comes back from an entry chain is not translated here: record it for its frontend.
         for (auto& f : run_chain(c, std::move(flows), frame{}, 0)) {
@@ -214,7 +224,7 @@ class evaluator {
       for (const auto& e : p_.entries)
         if (e.when == st) start(e.chain);
       for (const auto& e : p_.fallback_entries)
-        if (e.when == st) start(e.chain);
+        if (e.when == st && !jumped_to_[e.chain]) start(e.chain);
     }
     return std::move(ev_);
   }
@@ -330,6 +340,17 @@ class evaluator {
       // A translation reached before the destination was exact: record what is known. Verdicts on
       // inexact destinations (`ip daddr @cluster-ips reject`) make no frontend.
       if (t.k != terminal::kind::dnat && t.k != terminal::kind::redirect) return;
+      // A second translation of connections to the same inexact destination in this run (a ladder or
+      // numgen split before the destination has an address and port): the graph keeps the first
+      // frontend record only, so the later shares are not in it. Say so.
+      const auto [lo, hi] = inexact_.equal_range(dest_hash(f.d));
+      for (auto it = lo; it != hi; ++it)
+        if (dest_equal(ev_.frontends[it->second].d, f.d) && rule_index != none && first_report(rule_index)) {
+          warn(p_.rules[rule_index].origin, error_code::unsupported_dispatch,
+               "a second translation of connections whose destination has no exact address, protocol and port "
+               "here (split before the rules narrow it): its share is not in the graph");
+          break;
+        }
       frontend_record rec;
       rec.d = f.d;
       rec.when = stage_;
@@ -339,6 +360,7 @@ class evaluator {
       rec.lookups = f.lookups;
       rec.origins = std::move(f.prefix);
       f.fe = static_cast<index>(ev_.frontends.size());
+      inexact_.emplace(dest_hash(f.d), f.fe);
       ev_.frontends.push_back(std::move(rec));
       t.selection_chain = none;
     }
@@ -621,7 +643,8 @@ class evaluator {
           m.probability *= statistic_probability(c.threshold);
           break;
         case cond_kind::nth:
-          m.probability *= c.a == 0 ? 1.0 : 1.0 / c.a;
+          // every N-th packet, or (`! --every N`) all the others
+          if (c.a != 0) m.probability *= c.negated ? 1.0 - 1.0 / c.a : 1.0 / c.a;
           m.nth = true;
           break;
         case cond_kind::recent_check:
@@ -1071,6 +1094,9 @@ class evaluator {
   std::vector<std::uint8_t> on_stack_;
   std::vector<std::uint8_t> walked_;
   std::vector<std::uint8_t> visited_;
+  std::vector<std::uint8_t> jumped_to_;  // per chain: some rule or map element jumps or goes to it
+  /// Frontends this run recorded at a translation reached before the destination was exact, by dest_hash.
+  std::unordered_multimap<std::size_t, index> inexact_;
   const std::uint64_t budget_;
   const std::uint64_t cheap_budget_;
   std::uint64_t steps_ = 0;

@@ -203,14 +203,16 @@ class lowering {
         return;  // counters and rate limits do not decide where a new connection goes
       case module_id::statistic:
         if (auto x = as_statistic(m)) {
-          if (x->negated) break;
+          // xt_statistic inverts the outcome: `! --probability P` matches when the 31-bit random number
+          // is at or above round(P * 2^31), which is the threshold 2^31 - round(P * 2^31).
           if (x->mode == statistic_mode::random) {
             c.kind = d::cond_kind::random;
-            c.threshold = x->probability_fixed;
+            c.threshold = x->negated ? 0x80000000u - x->probability_fixed : x->probability_fixed;
           } else {
             c.kind = d::cond_kind::nth;
             c.a = x->every;
             c.b = x->packet;
+            c.negated = x->negated;
           }
           p_.conditions.push_back(c);
           return;

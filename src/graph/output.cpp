@@ -274,6 +274,8 @@ std::string to_text(const dispatch_graph& g) {
       if (e.local_probability) out += fmt::format("  local {:.6f}", *e.local_probability);
       out += "\n";
     }
+    if (s.untranslated > 0)
+      out += fmt::format("  not translated {:.6f}  (new connections no rule sends to an endpoint)\n", s.untranslated);
     if (s.affinity_timeout_s) out += fmt::format("  affinity: ClientIP, {} s\n", *s.affinity_timeout_s);
     if (s.external_traffic_local) out += "  external traffic policy: Local\n";
     if (s.no_endpoints != outcome::none) out += fmt::format("  no endpoints: {}\n", outcome_name(s.no_endpoints));
