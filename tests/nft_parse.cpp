@@ -254,10 +254,10 @@ TEST_SUITE("unit") {
         "reject with icmpx 3",
         "snat to 10.0.0.1",
         "snat ip to 10.0.0.0/24",
-        "dnat to 10.0.0.1-10.0.0.9:80-90 random,persistent",
-        "dnat ip addr . port to ip saddr map { 1.1.1.1 : 2.2.2.2 . 80 }",
-        "masquerade to :1024-2048",
-        "redirect to :8080",
+        "meta l4proto tcp dnat to 10.0.0.1-10.0.0.9:80-90 random,persistent",
+        "meta l4proto tcp dnat ip addr . port to ip saddr map { 1.1.1.1 : 2.2.2.2 . 80 }",
+        "meta l4proto tcp masquerade to :1024-2048",
+        "meta l4proto tcp redirect to :8080",
         "tproxy ip to 1.2.3.4:80",
         "queue num 1 bypass",
         "queue flags bypass,fanout to 1-3",
@@ -318,6 +318,66 @@ TEST_SUITE("unit") {
       CHECK(d.level == severity::error);
       REQUIRE(d.file != nullptr);
       CHECK_MESSAGE(d.file->locate(d.where).line == 3, text, "\n", errors_of(r.parsed));
+    }
+  }
+
+  TEST_CASE("nft parse: what nft's evaluation refuses in a rule (checked against nft 1.0.6)") {
+    struct refusal {
+      const char* rule;
+      const char* family;
+      error_code code;
+      std::uint32_t column;  // where the error points, on line 3 after two tabs
+      const char* says;
+    };
+    const refusal bad[] = {
+        {"tcp dport 80-70 accept", "ip", error_code::invalid_value, 13, "zero or negative size"},
+        {"tcp dport { 90-80 } accept", "ip", error_code::invalid_value, 15, "zero or negative size"},
+        {"ct state foo accept", "ip", error_code::invalid_value, 12, "`foo` is not a ct_state value"},
+        {"tcp flags foo accept", "ip", error_code::invalid_value, 13, "not a tcp_flag value"},
+        {"numgen random mod 0 vmap { 0 : accept }", "ip", error_code::number_out_of_range, 21, "modulus 0"},
+        {"numgen random mod 2 offset 4294967295 vmap { 0 : accept }", "ip", error_code::number_out_of_range, 3,
+         "goes past 2^32"},
+        {"jump c2 jump c2", "ip", error_code::invalid_value, 11, "after a terminal statement"},
+        {"accept counter", "ip", error_code::invalid_value, 10, "after a terminal statement"},
+        {"tcp dport 80 dnat to 10.0.0.1:80 counter", "ip", error_code::invalid_value, 36, "after a terminal"},
+        {"ip daddr 1.2.3.4 dnat to 10.0.0.1:80", "ip", error_code::invalid_value, 20, "transport protocol match"},
+        {"th dport 80 redirect to :8080", "ip", error_code::invalid_value, 15, "transport protocol match"},
+        {"meta l4proto != tcp dnat to 10.0.0.1:80", "ip", error_code::invalid_value, 23, "transport protocol"},
+        {"tcp dport 80 dnat to [::1]:80", "ip", error_code::invalid_address, 24, "IPv6 address in a table of family ip"},
+        {"ip6 daddr ::1 accept", "ip", error_code::invalid_value, 3, "ip6 header in a table of family ip"},
+        {"ip saddr 1.2.3.4 accept", "ip6", error_code::invalid_value, 3, "ip header in a table of family ip6"},
+        {"ip saddr 1.2.3.4 ip6 daddr ::1 accept", "inet", error_code::invalid_value, 20, "ip and ip6 headers"},
+        {"meta nfproto ipv4 accept", "ip", error_code::invalid_value, 3, "outside an inet table"},
+    };
+    for (const auto& b : bad) {
+      one_rule r(std::string(b.rule) + "\n\t}\n\tchain c2 {", b.family);
+      CHECK_MESSAGE(!r.parsed.ok(), b.rule);
+      REQUIRE_MESSAGE(r.parsed.diagnostics.size() == 1, b.rule, "\n", errors_of(r.parsed));
+      const auto& d = r.parsed.diagnostics[0];
+      CHECK_MESSAGE(d.code == b.code, b.rule);
+      CHECK_MESSAGE(d.file->locate(d.where).line == 3, b.rule);
+      CHECK_MESSAGE(d.file->locate(d.where).column == b.column, b.rule, "\n", errors_of(r.parsed));
+      CHECK_MESSAGE(d.message.find(b.says) != std::string::npos, b.rule, "\n", d.message);
+    }
+    // and what it accepts: the context may come from a map key, a set lookup or an icmp match; a
+    // verdict map, continue and an anonymous chain are not terminal
+    const char* good[] = {
+        "meta l4proto { tcp, udp } dnat to 10.0.0.1:80",
+        "ip protocol 6 dnat to 10.0.0.1:80",
+        "tcp dport != 80 dnat to 10.0.0.1:80",
+        "icmp type echo-request dnat to 10.0.0.1:80",
+        "redirect to :tcp dport map { 83 : 8083 }",
+        "tcp dport 80 dnat to 10.0.0.1",
+        "continue counter",
+        "ip daddr vmap { 1.2.3.4 : accept } counter",
+        "tcp dport 80-80 accept",
+        "ct state established,related accept",
+        "vxlan ip6 saddr ::1 accept",
+        "meta protocol ip6 accept",
+    };
+    for (const char* text : good) {
+      one_rule r(text);
+      CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
     }
   }
 

@@ -78,15 +78,15 @@ TEST_SUITE("unit") {
         "\n"
         "\tchain svc-b {\n"
         "\t\tcomment \"the resolver\"\n"
-        "\t\tdnat ip to 10.244.0.5:53\n"
+        "\t\tmeta l4proto udp dnat ip to 10.244.0.5:53\n"
         "\t}\n"
         "\n"
         "\tchain ep-1 {\n"
-        "\t\tmeta mark set meta mark | 0x00004000 dnat ip to 10.244.1.1:8443\n"
+        "\t\tmeta mark set meta mark | 0x00004000 meta l4proto tcp dnat ip to 10.244.1.1:8443\n"
         "\t}\n"
         "\n"
         "\tchain ep-2 {\n"
-        "\t\tdnat ip to 10.244.2.2:8443\n"
+        "\t\tmeta l4proto tcp dnat ip to 10.244.2.2:8443\n"
         "\t}\n"
         "\n"
         "\tchain prerouting {\n"
@@ -258,11 +258,11 @@ TEST_SUITE("unit") {
     CHECK(rule("reject with tcp reset") == "reject with tcp reset");
     CHECK(rule("reject with icmp port-unreachable", "inet") == "reject with icmp port-unreachable");
     CHECK(rule("reject with icmpx port-unreachable", "inet") == "reject");
-    CHECK(rule("snat to 10.0.0.1-10.0.0.9:1024-2048 fully-random,persistent") ==
-          "snat to 10.0.0.1-10.0.0.9:1024-2048 fully-random,persistent");
-    CHECK(rule("dnat ip6 to [fe80::1]:8080", "inet") == "dnat ip6 to [fe80::1]:8080");
-    CHECK(rule("masquerade to :1024-2048 random") == "masquerade to :1024-2048 random");
-    CHECK(rule("redirect to :8080") == "redirect to :8080");
+    CHECK(rule("tcp dport 80 snat to 10.0.0.1-10.0.0.9:1024-2048 fully-random,persistent") ==
+          "tcp dport 80 snat to 10.0.0.1-10.0.0.9:1024-2048 fully-random,persistent");
+    CHECK(rule("tcp dport 80 dnat ip6 to [fe80::1]:8080", "inet") == "tcp dport 80 dnat ip6 to [fe80::1]:8080");
+    CHECK(rule("tcp dport 80 masquerade to :1024-2048 random") == "tcp dport 80 masquerade to :1024-2048 random");
+    CHECK(rule("tcp dport 80 redirect to :8080") == "tcp dport 80 redirect to :8080");
     CHECK(rule("queue num 3 bypass") == "queue flags bypass to 3");
     CHECK(rule("queue") == "queue to 0");
     CHECK(rule("ip saddr @s add @s { ip saddr timeout 10s counter }") ==

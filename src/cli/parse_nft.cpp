@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -124,33 +125,38 @@ bool has_handles(const nft::script& s) {
 int run_nft_parse(input& in, const nft_parse_args& a) {
   auto parsed =
       a.libnftables_json ? nft::parse_json(in.name, std::move(in.text)) : nft::parse(in.name, std::move(in.text));
+  // Every verb reports what `nft -f` of the input into an empty ruleset reports: the syntax errors, and
+  // when there are none, what applying the commands finds (a missing chain, set or map, ...).
+  auto ds = std::move(parsed.diagnostics);
+  std::optional<result<nft::ruleset>> applied;
+  if (error_count(ds) == 0) {
+    applied = nft::to_ruleset(parsed.value);
+    ds.insert(ds.end(), applied->diagnostics.begin(), applied->diagnostics.end());
+  }
   if (a.print) {
     // What `nft list ruleset` would show after `nft -f` of the input into an empty ruleset.
-    auto applied = nft::to_ruleset(parsed.value);
-    auto ds = std::move(parsed.diagnostics);
-    if (error_count(ds) == 0) ds.insert(ds.end(), applied.diagnostics.begin(), applied.diagnostics.end());
     if (error_count(ds) == 0 && a.libnftables_json) {
       // names and strings JSON can carry but nft text cannot (as `convert --to nft`)
-      auto problems = nft::check_text(applied.value);
+      auto problems = nft::check_text(applied->value);
       ds.insert(ds.end(), problems.begin(), problems.end());
     }
     print_diagnostics(ds);
     if (error_count(ds) != 0) return 1;
-    const std::string text = nft::print(applied.value, {.handles = has_handles(parsed.value)});
+    const std::string text = nft::print(applied->value, {.handles = has_handles(parsed.value)});
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;
   }
-  print_diagnostics(parsed.diagnostics);
+  print_diagnostics(ds);
   if (a.json) {
-    if (!parsed.ok()) return 1;
+    if (error_count(ds) != 0) return 1;
     const std::string text = nlohmann::json(parsed.value).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fputc('\n', stdout);
     return 0;
   }
-  const std::string text = summary(parsed.value, parsed.diagnostics);
+  const std::string text = summary(parsed.value, ds);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  return parsed.ok() ? 0 : 1;
+  return error_count(ds) == 0 ? 0 : 1;
 }
 
 }  // namespace nflens::cli

@@ -18,6 +18,7 @@
 #include <nflens/nft.hpp>
 #include <nflens/nft_types.hpp>
 
+#include "nft/datatype.hpp"
 #include "nft/vocabulary.hpp"
 
 #include <fmt/format.h>
@@ -1259,6 +1260,8 @@ struct action<g::numgen_modulus> {
   template <class In>
   static void apply(const In& in, state& st) {
     st.sel.numgen.modulus = static_cast<std::uint32_t>(number_of(in, st, UINT32_MAX));
+    // the kernel refuses it (nft: "Could not process rule: Numerical result out of range")
+    if (st.sel.numgen.modulus == 0) st.fail(in, error_code::number_out_of_range, "numgen modulus 0: there is no slot");
   }
 };
 template <>
@@ -1274,6 +1277,11 @@ template <>
 struct action<g::numgen_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
+    // numbers offset .. offset + modulus - 1 must fit 32 bits (the kernel: "Value too large for defined
+    // data type")
+    if (std::uint64_t{st.sel.numgen.offset} + st.sel.numgen.modulus - 1 > UINT32_MAX)
+      st.fail(in, error_code::number_out_of_range,
+              fmt::format("numgen offset {} + modulus {} goes past 2^32", st.sel.numgen.offset, st.sel.numgen.modulus));
     st.push(st.span_of(in), st.sel.numgen);
   }
 };
@@ -1569,6 +1577,21 @@ struct action<g::vmap_tail> {
 // side is checked as far as its shape follows the left's: a number, a range, a set's keys, a list, and
 // a concatenation item by item.
 void check_constant(const state& st, type_info want, const expr& e);
+// Types whose every name nft knows from its own tables (datatype.c, ct.c, meta.c, ...): a bare word that
+// is none of them is an error. Names nft looks up in the system (protocols, services, users, groups,
+// realms, device groups, interfaces) are not judged offline.
+bool closed_symbols(datatype t) noexcept {
+  switch (t) {
+    case datatype::nf_proto: case datatype::ether_type: case datatype::arp_op: case datatype::icmp_type:
+    case datatype::icmpv6_type: case datatype::igmp_type: case datatype::tcp_flag: case datatype::dccp_pkttype:
+    case datatype::mh_type: case datatype::boolean: case datatype::pkt_type: case datatype::ct_state:
+    case datatype::ct_dir: case datatype::ct_status: case datatype::ct_event: case datatype::fib_addrtype:
+    case datatype::dscp: case datatype::ecn: case datatype::day:
+      return true;
+    default:
+      return false;
+  }
+}
 void check_constant(const state& st, const expr& left, const expr& right) {
   if (const auto* lc = left.get<concat_expr>()) {
     if (const auto* rc = right.get<concat_expr>(); rc != nullptr && rc->items.size() == lc->items.size()) {
@@ -1602,6 +1625,18 @@ void check_constant(const state& st, type_info want, const expr& e) {
   } else if (const auto* r = e.get<range_expr>()) {
     check_constant(st, want, *r->low);
     check_constant(st, want, *r->high);
+    const auto* lo = r->low->get<integer_expr>();
+    const auto* hi = r->high->get<integer_expr>();
+    if (lo != nullptr && hi != nullptr && lo->value > hi->value)
+      throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
+                         fmt::format("range {}-{} has zero or negative size (nft: \"Range has zero or negative "
+                                     "size\")",
+                                     lo->value, hi->value)};
+  } else if (const auto* sym = e.get<symbol_expr>()) {
+    if (closed_symbols(want.type) && !types::symbol_value(sym->name, want.type))
+      throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
+                         fmt::format("`{}` is not a {} value (nft: \"Could not parse {}\")", sym->name,
+                                     name(want.type), name(want.type))};
   } else if (const auto* set = e.get<set_expr>()) {
     for (const auto& el : set->elements)
       if (el.key != nullptr) check_constant(st, want, *el.key);
@@ -2404,6 +2439,99 @@ template <>
 struct action<g::rule_comment> {
   static void apply0(state&) {}
 };
+// What nft's evaluation refuses in a rule as a whole (evaluate.c), checked against nft 1.0.6:
+//  - a statement after a terminal one (a verdict other than continue, reject, nat, queue): "Statement
+//    after terminal statement has no effect";
+//  - a NAT port without a transport protocol match earlier in the rule (a transport header field, `meta
+//    l4proto` or `ip protocol` / `ip6 nexthdr` equal to something): "transport protocol mapping is only
+//    valid after transport protocol match";
+//  - an ip6 header in an ip table, an ip header in an ip6 table, both in one rule: "conflicting
+//    protocols specified"; `meta nfproto` outside an inet table.
+struct rule_context {
+  bool transport = false;
+  bool ip = false, ip6 = false;
+  const expr* ip_at = nullptr;
+  const expr* ip6_at = nullptr;
+  const expr* nfproto_at = nullptr;
+};
+void scan_selectors(const expr& e, bool equal, rule_context& c) {
+  if (const auto* p = e.get<payload_expr>()) {
+    if (p->inner != tunnel::none) return;  // a tunnelled packet's headers, not this packet's
+    switch (p->protocol) {
+      case header::icmp: case header::igmp: case header::icmpv6: case header::udp: case header::udplite:
+      case header::tcp: case header::dccp: case header::sctp: case header::tcp_option: case header::sctp_chunk:
+      case header::dccp_option:
+        c.transport = true;
+        break;
+      case header::ip:
+        if (!c.ip_at) c.ip_at = &e;
+        c.transport = c.transport || (equal && p->field == header_field::protocol);
+        break;
+      case header::ip6:
+        if (!c.ip6_at) c.ip6_at = &e;
+        c.transport = c.transport || (equal && p->field == header_field::nexthdr);
+        break;
+      default:
+        break;
+    }
+  } else if (const auto* m = e.get<meta_expr>()) {
+    c.transport = c.transport || (equal && m->key == meta_key::l4proto);
+    if (m->key == meta_key::nfproto && !c.nfproto_at) c.nfproto_at = &e;
+  } else if (const auto* b = e.get<binop_expr>()) {
+    scan_selectors(*b->left, equal, c);
+  } else if (const auto* cc = e.get<concat_expr>()) {
+    for (const auto& item : cc->items) scan_selectors(item, equal, c);
+  } else if (const auto* mp = e.get<map_expr>()) {
+    scan_selectors(*mp->key, equal, c);
+  }
+}
+bool is_terminal(const stmt& s) noexcept {
+  if (const auto* v = s.get<verdict_stmt>()) return v->kind != verdict::continue_;
+  return s.is<reject_stmt>() || s.is<nat_stmt>() || s.is<queue_stmt>();
+}
+void check_rule(const state& st, std::span<const stmt> stmts) {
+  rule_context c;
+  for (std::size_t i = 0; i < stmts.size(); ++i) {
+    const stmt& s = stmts[i];
+    if (i > 0 && is_terminal(stmts[i - 1]))
+      throw syntax_error{s.where.offset, s.where.length, error_code::invalid_value,
+                         "a statement after a terminal statement has no effect (nft: \"Statement after terminal "
+                         "statement has no effect\")"};
+    if (const auto* m = s.get<match_stmt>()) {
+      scan_selectors(*m->left, m->op != relational_op::neq, c);
+    } else if (const auto* n = s.get<nat_stmt>()) {
+      // a map keyed by a transport field gives the context too (`redirect to :tcp dport map { ... }`)
+      for (const expr* e : {n->address, n->port})
+        if (e != nullptr) scan_selectors(*e, true, c);
+      // an address of the other family in an ip or ip6 table (nft: "Address family for hostname not
+      // supported"); a range or prefix has its address in the same family as its ends
+      if (const auto* a = n->address != nullptr ? n->address->get<address_expr>() : nullptr;
+          a != nullptr && ((st.fam == family::ip && a->address.family == ip_family::ipv6) ||
+                           (st.fam == family::ip6 && a->address.family == ip_family::ipv4)))
+        throw syntax_error{n->address->where.offset, n->address->where.length, error_code::invalid_address,
+                           fmt::format("an {} address in a table of family {}",
+                                       a->address.family == ip_family::ipv6 ? "IPv6" : "IPv4", name(st.fam))};
+      if ((n->port != nullptr || n->mode == nat_mode::addr_port) && !c.transport)
+        throw syntax_error{s.where.offset, s.where.length, error_code::invalid_value,
+                           "a NAT port needs a transport protocol match earlier in the rule, such as `tcp dport` "
+                           "or `meta l4proto tcp` (nft: \"transport protocol mapping is only valid after "
+                           "transport protocol match\")"};
+    }
+  }
+  const auto conflict = [](const expr* at, std::string_view msg) {
+    throw syntax_error{at->where.offset, at->where.length, error_code::invalid_value, std::string(msg)};
+  };
+  if (st.fam == family::ip && c.ip6_at)
+    conflict(c.ip6_at, "an ip6 header in a table of family ip (nft: \"conflicting protocols specified: ip vs. ip6\")");
+  if (st.fam == family::ip6 && c.ip_at)
+    conflict(c.ip_at, "an ip header in a table of family ip6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
+  if (c.ip_at && c.ip6_at)
+    conflict(c.ip_at->where.offset > c.ip6_at->where.offset ? c.ip_at : c.ip6_at,
+             "ip and ip6 headers in one rule (nft: \"conflicting protocols specified\")");
+  if (st.fam != family::inet && c.nfproto_at)
+    conflict(c.nfproto_at, "meta nfproto outside an inet table (nft: \"meta nfproto is only useful in the inet family\")");
+}
+
 template <>
 struct action<g::rule> {
   template <class In>
@@ -2412,6 +2540,7 @@ struct action<g::rule> {
     r.file = &st.src;
     r.where = st.span_of(in);
     r.stmts = st.keep_range(st.stmts, st.top_mark().stmts);
+    check_rule(st, r.stmts);
     // The rule's own comment is the last thing it matched; element comments inside were consumed.
     const std::string_view t = text(in);
     if (!st.rule_comment.empty() && st.rule_comment.data() >= t.data() &&
