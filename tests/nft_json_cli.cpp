@@ -86,6 +86,25 @@ TEST_SUITE("unit") {
     CHECK(r.output.empty());
   }
 
+  TEST_CASE("nflens convert --to nft --nft-version 1.0.6: priorities nft 1.0.6 reads") {
+    // found by a new user: `nft -j list` of a nat output chain (prio -100) converted to text read
+    // `priority dstnat`, as nft 1.1 lists it, which nft 1.0.6 refuses for the output hook
+    const std::string doc =
+        R"({"nftables": [{"table": {"family": "ip", "name": "t", "handle": 1}}, )"
+        R"({"chain": {"family": "ip", "table": "t", "name": "o", "handle": 1, "type": "nat", "hook": "output", "prio": -100, "policy": "accept"}}, )"
+        R"({"chain": {"family": "ip", "table": "t", "name": "i", "handle": 2, "type": "nat", "hook": "input", "prio": 100, "policy": "accept"}}, )"
+        R"({"chain": {"family": "ip", "table": "t", "name": "p", "handle": 3, "type": "nat", "hook": "prerouting", "prio": -90, "policy": "accept"}}]})";
+    auto r = run_command(nflens_cmd() + " convert --to nft -", &doc);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("type nat hook output priority dstnat;") != std::string::npos);
+    CHECK(r.output.find("type nat hook input priority srcnat;") != std::string::npos);
+    r = run_command(nflens_cmd() + " convert --to nft --nft-version 1.0.6 -", &doc);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("type nat hook output priority -100;") != std::string::npos);
+    CHECK(r.output.find("type nat hook input priority 100;") != std::string::npos);
+    CHECK(r.output.find("type nat hook prerouting priority dstnat + 10;") != std::string::npos);
+  }
+
   TEST_CASE("nflens convert --to nft and parse --print: a name nft text cannot hold is an error, not text") {
     const std::string doc =
         R"({"nftables": [{"table": {"family": "ip", "name": "t"}}, {"chain": {"family": "ip", "table": "t", "name": "my chain"}}]})";

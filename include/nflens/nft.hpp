@@ -408,6 +408,9 @@ struct apply_options {
 struct print_options {
   bool handles = false;    ///< `nft -a`: `# handle N` after tables, chains, sets, objects, flowtables and rules
   bool stateless = false;  ///< `nft -s`: counters without values, quotas without usage, no element expiry
+  /// Priorities as nft 1.0.6 lists and reads them: `dstnat` only for prerouting and `srcnat` only for
+  /// postrouting (1.1 also names -100 of output and 100 of input, which 1.0.6 refuses to read).
+  bool nft_1_0_6 = false;
 };
 
 /// The ruleset as `nft list ruleset` of nft 1.1 prints it: tables in order, each with its objects, sets

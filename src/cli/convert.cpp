@@ -78,7 +78,7 @@ int run_convert(const convert_args& a) {
   } else {
     // What `nft list ruleset` shows after loading the input into an empty ruleset; names and strings
     // that nft text cannot hold (from JSON) are errors.
-    auto w = nft::write_text(s, {.handles = a.handles});
+    auto w = nft::write_text(s, {.handles = a.handles, .nft_1_0_6 = a.nft_version == "1.0.6"});
     ds.insert(ds.end(), w.diagnostics.begin(), w.diagnostics.end());
     if (error_count(ds) != 0) {
       print_diagnostics(ds);
@@ -103,7 +103,8 @@ runner add_convert(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "nft", "nft-json"}))
       ->capture_default_str();
   sub->add_option("--nft-version", a->nft_version,
-                  "nft-json: reproduce the JSON of this nft release (1.1 = 1.1.x, or 1.0.6)")
+                  "reproduce the JSON or the text listing of this nft release (1.1 = 1.1.x, or 1.0.6: numbers for the "
+                  "priorities it does not name)")
       ->check(CLI::IsMember({"1.1", "1.0.6"}))
       ->capture_default_str();
   sub->add_flag("--pretty", a->pretty, "nft-json: indent the JSON (nft prints one line)");

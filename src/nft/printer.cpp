@@ -66,7 +66,7 @@ constexpr std_prio bridge_prios[] = {{-300, priority_name::dstnat},
                                      {100, priority_name::out},
                                      {300, priority_name::srcnat}};
 
-bool prio_compatible(priority_name n, family f, hook h) noexcept {
+bool prio_compatible(priority_name n, family f, hook h, bool old) noexcept {
   if (f == family::bridge) {
     switch (n) {
       case priority_name::dstnat:
@@ -90,15 +90,15 @@ bool prio_compatible(priority_name n, family f, hook h) noexcept {
     case priority_name::security:
       return inet_like;
     case priority_name::dstnat:
-      return inet_like && (h == hook::prerouting || h == hook::output);
+      return inet_like && (h == hook::prerouting || (h == hook::output && !old));
     case priority_name::srcnat:
-      return inet_like && (h == hook::input || h == hook::postrouting);
+      return inet_like && ((h == hook::input && !old) || h == hook::postrouting);
     default:
       return false;
   }
 }
 
-void append_priority(std::string& out, const priority& p, family f, hook h) {
+void append_priority(std::string& out, const priority& p, family f, hook h, bool old) {
   const auto value = priority_value(p, f);
   if (!value) {  // a name this family does not know: keep it as written
     out += name(p.name);
@@ -111,7 +111,7 @@ void append_priority(std::string& out, const priority& p, family f, hook h) {
   for (const auto& s : table) {
     const std::int64_t offset = std::int64_t{*value} - s.value;
     if (offset < -10 || offset > 10) continue;
-    if (!prio_compatible(s.name, f, h)) break;
+    if (!prio_compatible(s.name, f, h, old)) break;
     out += name(s.name);
     if (offset > 0) fmt::format_to(std::back_inserter(out), " + {}", offset);
     if (offset < 0) fmt::format_to(std::back_inserter(out), " - {}", -offset);
@@ -960,7 +960,7 @@ struct printer {
         out += " }";
       }
       out += " priority ";
-      append_priority(out, b.prio, fam, b.hook_point);
+      append_priority(out, b.prio, fam, b.hook_point, opt.nft_1_0_6);
       out += ';';
       put(" policy {};", c.policy == chain_policy::drop ? "drop" : "accept");
       if (c.offload) out += " flags offload;";
@@ -1103,7 +1103,7 @@ struct printer {
     out += '\n';
     if (f.has_hook) {
       put("\t\thook {} priority ", name(f.hook_point));
-      append_priority(out, f.prio, family::netdev, f.hook_point);
+      append_priority(out, f.prio, family::netdev, f.hook_point, opt.nft_1_0_6);
       out += '\n';
     }
     if (!f.devices.empty()) {
