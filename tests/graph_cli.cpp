@@ -79,6 +79,28 @@ TEST_CASE("nflens compare: exit 0 when equivalent, 1 when not, 2 for usage and i
     CHECK(r.status == 2);
     CHECK(r.output.find("--tolerance") != std::string::npos);
   }
+  // an equivalence that rests on an unevaluated construct says so; --strict makes it a failure
+  text = slurp(example("cluster.iptables"));
+  const auto at = text.find("-A KUBE-SERVICES ");
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "-A KUBE-SERVICES -i eth9 -p tcp -m tcp --dport 1 -j KUBE-MARK-MASQ\n"
+                  "-A KUBE-SERVICES -m string --string x --algo bm -d 10.96.0.10/32 -p udp -m udp --dport 53 "
+                  "-j KUBE-MARK-MASQ\n");
+  std::ofstream(dir / "assumed.rules") << text;
+  const std::string assumed = example("cluster.nft") + " " + (dir / "assumed.rules").string();
+  r = run_command(nflens_cmd() + " compare " + assumed + " 2>/dev/null");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("EQUIVALENT (ASSUMING what the warnings say of 0 construct(s) not evaluated in A, 2 in B): 4 "
+                      "services, the same frontends, endpoints and shares (within 1e-06)") != std::string::npos);
+  r = run_command(nflens_cmd() + " compare --strict " + assumed + " 2>/dev/null");
+  CHECK(r.status == 1);
+  r = run_command(nflens_cmd() + " compare --json --tolerance 0.01 " + assumed + " 2>/dev/null");
+  CHECK(r.status == 0);
+  const auto k = nlohmann::json::parse(r.output);
+  CHECK(k["unevaluated"]["b"] == 2);
+  CHECK(k["tolerance"] == 0.01);
+  r = run_command(nflens_cmd() + " compare --strict " + example("cluster.iptables") + " " + example("cluster.nft"));
+  CHECK(r.status == 0);
   // standard input can be read once
   r = run_command(nflens_cmd() + " compare - - </dev/null 2>&1");
   CHECK(r.status == 2);

@@ -85,6 +85,10 @@ struct update_cost {
 struct comparison {
   bool equivalent = false;
   std::size_t services_a = 0, services_b = 0, matched = 0;
+  double tolerance = 1e-6;  ///< the `compare_options::tolerance` the shares were compared with
+  /// Constructs on dispatch paths each graph could not evaluate and assumed (`dispatch_graph::unevaluated`):
+  /// when either is non-zero an equivalence holds only under what their warnings say.
+  std::uint32_t unevaluated_a = 0, unevaluated_b = 0;
   std::vector<service_difference> differences;  ///< in A's order, then B's extra services
   /// What one side cannot show and was therefore not compared (external IP or LoadBalancer IP, affinity of
   /// services without endpoints, ...), and differences that are not a difference in dispatch (the

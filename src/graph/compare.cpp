@@ -389,6 +389,9 @@ comparison compare(const dispatch_graph& a, const dispatch_graph& b, const compa
   for (const auto& s : b.services)
     if (only.count(&s)) c.differences.push_back({difference_kind::extra, service_title(s), {"only in B"}});
   c.equivalent = c.differences.empty();
+  c.tolerance = opt.tolerance;
+  c.unevaluated_a = a.unevaluated;
+  c.unevaluated_b = b.unevaluated;
   if (notes.ambiguous > 0)
     c.notes.push_back(fmt::format(
         "{} external address(es) are external IPs in one dump and either external IPs or LoadBalancer IPs in the "
@@ -438,10 +441,15 @@ std::string to_text(const comparison& c, std::string_view name_a, std::string_vi
   std::string out;
   out += fmt::format("A: {} ({})\nB: {} ({})\n\n", name_a, c.a.structure.backend, name_b, c.b.structure.backend);
   if (c.equivalent) {
+    const std::string assuming =
+        c.unevaluated_a + c.unevaluated_b == 0
+            ? std::string{}
+            : fmt::format(" (ASSUMING what the warnings say of {} construct(s) not evaluated in A, {} in B)",
+                          c.unevaluated_a, c.unevaluated_b);
     out += fmt::format(
-        "EQUIVALENT: {} services, the same frontends, endpoints and shares (within 1e-6), affinity, "
+        "EQUIVALENT{}: {} services, the same frontends, endpoints and shares (within {:g}), affinity, "
         "traffic policy and no-endpoint verdicts\n",
-        c.matched);
+        assuming, c.matched, c.tolerance);
   } else {
     std::size_t only_a = 0, only_b = 0, different = 0;
     for (const auto& d : c.differences)
@@ -503,6 +511,8 @@ std::string to_json(const comparison& c, std::string_view name_a, std::string_vi
   using json = nlohmann::ordered_json;
   json j;
   j["equivalent"] = c.equivalent;
+  j["tolerance"] = c.tolerance;
+  j["unevaluated"] = {{"a", c.unevaluated_a}, {"b", c.unevaluated_b}};
   j["a"] = std::string(name_a);
   j["b"] = std::string(name_b);
   j["services_a"] = c.services_a;
