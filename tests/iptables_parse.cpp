@@ -255,12 +255,11 @@ TEST_SUITE("unit") {
       std::uint32_t column;  // of the `!`
       const char* says;
     };
-    for (const auto& c : {refused{"-s ! 1.2.3.4", 15, "Bad argument `1.2.3.4'"},
-                          refused{"-d ! 1.2.3.4", 15, "Bad argument `1.2.3.4'"},
-                          refused{"--source ! 10.0.0.0/8", 21, "Bad argument `10.0.0.0/8'"},
-                          refused{"-i ! eth0", 15, "Bad argument `eth0'"},
-                          refused{"-o ! eth0", 15, "Bad argument `eth0'"},
-                          refused{"-p ! tcp", 15, "unknown protocol \"!\" specified"}}) {
+    for (const auto& c :
+         {refused{"-s ! 1.2.3.4", 15, "Bad argument `1.2.3.4'"}, refused{"-d ! 1.2.3.4", 15, "Bad argument `1.2.3.4'"},
+          refused{"--source ! 10.0.0.0/8", 21, "Bad argument `10.0.0.0/8'"},
+          refused{"-i ! eth0", 15, "Bad argument `eth0'"}, refused{"-o ! eth0", 15, "Bad argument `eth0'"},
+          refused{"-p ! tcp", 15, "unknown protocol \"!\" specified"}}) {
       const std::string line = std::string("-A FORWARD ") + c.clause + " -j ACCEPT";
       CAPTURE(line);
       auto r = ipt::parse("t.rules", "*filter\n" + line + "\nCOMMIT\n");
