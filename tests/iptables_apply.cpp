@@ -236,4 +236,38 @@ TEST_SUITE("unit") {
     // a loop broken again before COMMIT passes
     check_clean(load(nat_head + "-A INPUT -j X\n-A X -j Y\n-A Y -j X\n-D Y -j X\nCOMMIT\n"));
   }
+
+  TEST_CASE("iptables apply: outside_targets takes a jump to a chain the block never names as the running ruleset's") {
+    // a kube-proxy partial sync: KUBE-SVC-B is rewritten, KUBE-SVC-A is left alone in the running ruleset
+    const std::string text =
+        "*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-B - [0:0]\n-A KUBE-SERVICES -d 10.0.0.1/32 -j KUBE-SVC-A\n"
+        "-A KUBE-SERVICES -d 10.0.0.2/32 -j KUBE-SVC-B\n-A KUBE-SVC-B -j DNAT --to-destination 10.1.0.1\nCOMMIT\n";
+    auto parsed = ipt::parse("partial.rules", text);
+    REQUIRE(parsed.ok());
+    ipt::ruleset strict;
+    strict.applied = true;
+    const auto refused = ipt::apply(strict, parsed.value);
+    REQUIRE(refused.size() == 1);
+    CHECK(refused[0].code == error_code::chain_not_found);
+    ipt::ruleset described;
+    described.applied = true;
+    const auto ds = ipt::apply(described, parsed.value, {.outside_targets = true});
+    REQUIRE(ds.size() == 1);
+    CHECK(ds[0].level == nflens::severity::warning);
+    CHECK(ds[0].code == error_code::dangling_reference);
+    CHECK(ds[0].file->locate(ds[0].where).line == 4);
+    CHECK(ds[0].file->locate(ds[0].where).column == 33);
+    // only jump targets: a rule in a chain that does not exist, or a jump to a chain the block declares
+    // later, is still an error
+    auto more = ipt::parse("more.rules", "*nat\n-A FOO -j ACCEPT\n-A PREROUTING -j LATER\n:LATER - [0:0]\nCOMMIT\n");
+    REQUIRE(more.ok());
+    ipt::ruleset state;
+    state.applied = true;
+    const auto errors = ipt::apply(state, more.value, {.outside_targets = true});
+    REQUIRE(errors.size() == 2);
+    CHECK(errors[0].code == error_code::chain_not_found);
+    CHECK(errors[0].file->locate(errors[0].where).line == 2);
+    CHECK(errors[1].code == error_code::chain_not_found);
+    CHECK(errors[1].file->locate(errors[1].where).line == 3);
+  }
 }

@@ -228,6 +228,12 @@ class applier {
     }
     w.file = input.file;
     w.where = input.where;
+    named_.clear();
+    if (options_.outside_targets) {
+      for (const auto& c : input.chains) named_.insert(c.name);
+      for (const auto& r : input.rules)
+        if (r.command == command_kind::new_chain) named_.insert(r.chain);
+    }
 
     // declarations and commands in file order
     std::size_t ci = 0, ri = 0;
@@ -450,6 +456,30 @@ class applier {
     return true;
   }
 
+  // `apply_options::outside_targets`: a jump to a chain the block never names is to a chain of the
+  // running ruleset (created here, before `chain_for` hands out pointers into `w.chains`).
+  void outside_target(work_table& w, const rule& r) {
+    const bool adds =
+        r.command == command_kind::append || r.command == command_kind::insert || r.command == command_kind::replace;
+    if (!adds || r.spec == nullptr || r.spec->target.id != target_id::chain) return;
+    const std::string_view name = r.spec->target.name;
+    if (is_builtin_chain(w.id, name) || named_.contains(name)) return;
+    if (const work_chain* c = w.find(name); c != nullptr && !c->deleted) return;
+    chain decl;
+    decl.name = name;
+    decl.file = r.file;
+    decl.where = r.spec->target.where;
+    w.add(decl);
+    diagnostics_.push_back({severity::warning,
+                            error_code::dangling_reference,
+                            fmt::format("chain `{}` is not in the input: taken as a chain of the running ruleset "
+                                        "(iptables-restore into an empty one: \"Chain '{}' does not exist\")",
+                                        name, name),
+                            r.file,
+                            r.spec->target.where,
+                            {}});
+  }
+
   // One edge of the jump graph: chains[to] reached through the rule `via`.
   struct jump_edge {
     std::uint32_t to;
@@ -622,6 +652,7 @@ class applier {
         (r.only == family_filter::ipv6 && state_.family != ip_family::ipv6))
       return;
     if (drop_in_nat(w, r)) return;
+    if (options_.outside_targets) outside_target(w, r);
     switch (r.command) {
       case command_kind::append: {
         work_chain* c = chain_for(w, r);
@@ -833,6 +864,8 @@ class applier {
   std::size_t errors_ = 0;  // reported or not, over all blocks
   // The block added a jump or a hook-bound target: the table is checked at COMMIT (`validate`).
   bool validate_ = false;
+  // outside_targets: the chains the block declares or creates
+  std::unordered_set<std::string_view> named_;
 };
 
 }  // namespace
