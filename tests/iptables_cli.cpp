@@ -101,7 +101,9 @@ TEST_SUITE("unit") {
   TEST_CASE("nflens parse, iptables: the summary and --json report the errors of loading the input, as --print") {
     // parses cleanly, but iptables-restore refuses it: "line 2 failed: No chain/target/match by that name"
     const std::string input = "*nat\n-A FOO -j ACCEPT\nCOMMIT\n";
-    const std::string located = "-:2:1: error[chain-not-found]: chain `FOO` does not exist in table nat";
+    const std::string located =
+        "-:2:1: error[chain-not-found]: chain `FOO` does not exist in table nat (iptables-restore: \"No "
+        "chain/target/match by that name\")";
     for (const char* verb : {"", " --json", " --print"}) {
       CAPTURE(verb);
       auto r = run_command(nflens_cmd() + " parse --format iptables" + verb + " - 2>&1 >/dev/null", &input);

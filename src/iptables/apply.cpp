@@ -335,7 +335,9 @@ class applier {
     work_chain* c = w.find(r.chain, &w.last_rule_chain);
     if (c == nullptr || c->deleted) {
       error(r.file, r.where, error_code::chain_not_found,
-            fmt::format("chain `{}` does not exist in table {}", r.chain, table_name(w.id)));
+            fmt::format("chain `{}` does not exist in table {} (iptables-restore: \"No chain/target/match by that "
+                        "name\")",
+                        r.chain, table_name(w.id)));
       return nullptr;
     }
     return c;
