@@ -292,7 +292,8 @@ struct command : sor<append_command, insert_command, delete_command, replace_com
 // ---- rule specification (iptables(8) PARAMETERS) --------------------------------------------------
 // `!` before an option inverts it.
 struct negation : seq<one<'!'>, word_end> {};
-// `-s ! 1.2.3.4`: the deprecated intrapositioned form, still accepted for the base matches.
+// `-s ! 1.2.3.4`: the intrapositioned form of iptables 1.4, read only to be refused with its place
+// (iptables 1.8 does not take it).
 struct inner_negation : seq<one<'!'>, blanks> {};
 struct match_argument : word {};
 struct match_value : seq<blanks, opt<inner_negation>, match_argument> {};

@@ -97,4 +97,60 @@ TEST_SUITE("unit") {
     r = run_command(nflens_cmd() + " parse /no/such/file 2>/dev/null");
     CHECK(r.status == 1);
   }
+
+  TEST_CASE("nflens parse, iptables: the summary and --json report the errors of loading the input, as --print") {
+    // parses cleanly, but iptables-restore refuses it: "line 2 failed: No chain/target/match by that name"
+    const std::string input = "*nat\n-A FOO -j ACCEPT\nCOMMIT\n";
+    const std::string located =
+        "-:2:1: error[chain-not-found]: chain `FOO` does not exist in table nat (iptables-restore: \"No "
+        "chain/target/match by that name\")";
+    for (const char* verb : {"", " --json", " --print"}) {
+      CAPTURE(verb);
+      auto r = run_command(nflens_cmd() + " parse --format iptables" + verb + " - 2>&1 >/dev/null", &input);
+      CHECK(r.status == 1);
+      CHECK(r.output.rfind(located, 0) == 0);
+    }
+    auto r = run_command(nflens_cmd() + " parse --format iptables - 2>/dev/null", &input);
+    CHECK(r.status == 1);
+    CHECK(r.output.find("rules: 1\n") != std::string::npos);  // the file as parsed
+    CHECK(r.output.find("diagnostics: 1 errors, 0 warnings (iptables-restore would refuse the input") !=
+          std::string::npos);
+    r = run_command(nflens_cmd() + " parse --format iptables --json - 2>/dev/null", &input);
+    CHECK(r.output.empty());
+    // an apply error of the new checks, in every verb
+    const std::string drop = "*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j DROP\nCOMMIT\n";
+    for (const char* verb : {"", " --json", " --print"}) {
+      CAPTURE(verb);
+      r = run_command(nflens_cmd() + " parse" + verb + " - 2>&1 >/dev/null", &drop);
+      CHECK(r.status == 1);
+      CHECK(r.output.rfind("-:3:15: error[invalid-value]: DROP is refused in the nat table", 0) == 0);
+    }
+    // --lenient: `iptables -S` lines load in the table --table names
+    const std::string lines = "-P INPUT DROP\n-N x\n-A INPUT -j x\n";
+    r = run_command(nflens_cmd() + " parse --format iptables --lenient - 2>&1", &lines);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("diagnostics: 0 errors, 0 warnings\n") != std::string::npos);
+    r = run_command(nflens_cmd() + " parse --format iptables --lenient --json - 2>/dev/null", &lines);
+    CHECK(r.status == 0);
+    CHECK(nlohmann::json::parse(r.output)["tables"][0]["table"] == "filter");
+    r = run_command(nflens_cmd() + " parse --format iptables --lenient --table raw - 2>&1 >/dev/null", &lines);
+    CHECK(r.status == 1);  // the raw table has no INPUT chain
+    CHECK(r.output.find("error[chain-not-found]") != std::string::npos);
+    // the --base files are loaded first for every verb
+    const std::string partial = "*nat\n-A OUTPUT -j KUBE-SERVICES\nCOMMIT\n";
+    r = run_command(nflens_cmd() + " parse --base " + golden("kube_proxy.rules") + " - 2>&1", &partial);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("diagnostics: 0 errors") != std::string::npos);
+    // without the base, the jump is to a chain of the running ruleset the input is meant for: the summary
+    // and --json warn; --print, which builds the state, refuses it as iptables-restore does
+    r = run_command(nflens_cmd() + " parse - 2>&1", &partial);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("-:2:11: warning[dangling-reference]: chain `KUBE-SERVICES` is not in the input") !=
+          std::string::npos);
+    r = run_command(nflens_cmd() + " parse --json - 2>/dev/null", &partial);
+    CHECK(r.status == 0);
+    r = run_command(nflens_cmd() + " parse --print - 2>&1 >/dev/null", &partial);
+    CHECK(r.status == 1);
+    CHECK(r.output.find("error[chain-not-found]: chain `KUBE-SERVICES` does not exist") != std::string::npos);
+  }
 }

@@ -243,4 +243,58 @@ TEST_SUITE("kernel") {
     }
     CHECK(ipt::print(state) == save(ns, false));
   }
+
+  TEST_CASE("iptables kernel: DROP in nat, REJECT outside filter, targets out of their hooks, jumps 16 deep") {
+    auto ladder = [](int chains) {  // INPUT -> C1 -> ... -> Cn: n jumps
+      std::string text = "*filter\n";
+      for (int i = 1; i <= chains; ++i) text += ":C" + std::to_string(i) + " - [0:0]\n";
+      text += "-A INPUT -j C1\n";
+      for (int i = 1; i < chains; ++i) text += "-A C" + std::to_string(i) + " -j C" + std::to_string(i + 1) + "\n";
+      return text + "COMMIT\n";
+    };
+    check_sequence(
+        {
+            // a loop nothing reaches is accepted
+            "*nat\n:X - [0:0]\n:Y - [0:0]\n-A X -j Y\n-A Y -j X\n-A OUTPUT -j ACCEPT\nCOMMIT\n",
+            "*nat\n-A PREROUTING -j DROP\nCOMMIT\n",
+            "*nat\n-P PREROUTING DROP\nCOMMIT\n",
+            "*nat\n:PREROUTING DROP [0:0]\nCOMMIT\n",  // the policy of a declaration is not refused
+            "*nat\n-A PREROUTING -j REJECT\nCOMMIT\n",
+            "*mangle\n-A INPUT -j REJECT\nCOMMIT\n",
+            "*nat\n-A INPUT -j DNAT --to-destination 10.0.0.1\nCOMMIT\n",
+            "*nat\n-A PREROUTING -j X\nCOMMIT\n",  // reaches the loop
+            "*nat\n:Z - [0:0]\n-A Z -j MASQUERADE\n-A OUTPUT -j Z\nCOMMIT\n",
+            "*nat\n:Z - [0:0]\n-A Z -j MASQUERADE\n-A POSTROUTING -j Z\nCOMMIT\n",
+            "*nat\n:W - [0:0]\n-A W -j SNAT --to-source 10.0.0.2\n-A INPUT -j W\n-A PREROUTING -g W\nCOMMIT\n",
+            "*mangle\n:T - [0:0]\n-A T -p tcp -j TPROXY --on-port 80\n-A PREROUTING -j T\nCOMMIT\n",
+            "*mangle\n-A FORWARD -j T\nCOMMIT\n",
+            ladder(15),
+            ladder(16),
+        },
+        false, {false, true, true, false, true, true, true, true, true, false, true, false, true, false, true});
+  }
+
+  TEST_CASE("iptables kernel: a path undone before COMMIT is not refused (on a fresh table)") {
+    // After a refused transaction the kernel checks each rule as it is added, so these run on their own.
+    check_sequence(
+        {
+            "*nat\n:X - [0:0]\n-A INPUT -j X\n-A X -j DNAT --to-destination 10.0.0.1\n-D INPUT -j X\nCOMMIT\n",
+            "*nat\n:L - [0:0]\n-A INPUT -j L\n-A L -j L\n-D L -j L\nCOMMIT\n",
+        },
+        false);
+  }
+
+  TEST_CASE("iptables kernel: the old negation form `-s ! ADDR` is refused by both") {
+    netns ns;
+    for (const char* line :
+         {"-A INPUT -s ! 10.0.0.1 -j ACCEPT", "-A INPUT -i ! lo -j ACCEPT", "-A INPUT -p ! tcp -j ACCEPT"}) {
+      CAPTURE(line);
+      const std::string text = std::string("*filter\n") + line + "\nCOMMIT\n";
+      CHECK(restore(ns, text, false, false) != 0);
+      const auto parsed = ipt::parse("t.rules", text);
+      REQUIRE(parsed.diagnostics.size() == 1);
+      CHECK(parsed.diagnostics[0].code == nflens::error_code::misplaced_negation);
+    }
+    CHECK(save(ns, false).empty());
+  }
 }

@@ -247,4 +247,39 @@ TEST_SUITE("unit") {
     CHECK(negated.diagnostics[0].code == error_code::misplaced_negation);
     CHECK(negated.diagnostics[0].file->locate(negated.diagnostics[0].where).line == 2);
   }
+
+  TEST_CASE("iptables parse: the old negation form `-s ! ADDR` is refused at its `!`, as iptables 1.8 does") {
+    // iptables-restore 1.8.9: "Bad argument `1.2.3.4'" (-s -d -i -o), "unknown protocol "!" specified" (-p)
+    struct refused {
+      const char* clause;
+      std::uint32_t column;  // of the `!`
+      const char* says;
+    };
+    for (const auto& c :
+         {refused{"-s ! 1.2.3.4", 15, "Bad argument `1.2.3.4'"}, refused{"-d ! 1.2.3.4", 15, "Bad argument `1.2.3.4'"},
+          refused{"--source ! 10.0.0.0/8", 21, "Bad argument `10.0.0.0/8'"},
+          refused{"-i ! eth0", 15, "Bad argument `eth0'"}, refused{"-o ! eth0", 15, "Bad argument `eth0'"},
+          refused{"-p ! tcp", 15, "unknown protocol \"!\" specified"}}) {
+      const std::string line = std::string("-A FORWARD ") + c.clause + " -j ACCEPT";
+      CAPTURE(line);
+      auto r = ipt::parse("t.rules", "*filter\n" + line + "\nCOMMIT\n");
+      REQUIRE(r.diagnostics.size() == 1);
+      const auto& d = r.diagnostics[0];
+      CHECK(d.code == error_code::misplaced_negation);
+      const auto at = d.file->locate(d.where);
+      CHECK(at.line == 2);
+      CHECK(at.column == c.column);
+      CHECK(d.where.length == 1);
+      CHECK(d.message.find(c.says) != std::string::npos);
+      CHECK(r.value.tables.at(0).rules.empty());  // the line is left out
+    }
+    // the forms iptables 1.8 reads are unchanged
+    const auto rs = parse_ok("*filter\n-A FORWARD ! -s 1.2.3.4 ! -i eth0 ! -p tcp -j ACCEPT\nCOMMIT\n");
+    const auto& s = *only_rule(rs).spec;
+    REQUIRE(s.source.size() == 1);
+    CHECK(s.source[0].negated);
+    REQUIRE(s.in_interface != nullptr);
+    CHECK(s.in_interface->negated);
+    CHECK(s.protocol.negated);
+  }
 }

@@ -542,6 +542,13 @@ struct apply_options {
   bool noflush = false;
   /// `--counters`: take the counters of the input (`[p:b]`, `-c`); otherwise they are zero.
   bool counters = true;
+  /// Read the input on its own, as a restore meant for a running ruleset (kube-proxy's partial syncs
+  /// rewrite some chains and jump to others they leave alone): a jump to a chain that the block neither
+  /// declares nor creates (`:NAME`, `-N NAME`) and that does not exist is taken as a chain of that
+  /// ruleset. It is added as an empty user chain, with a `dangling_reference` warning at the jump, instead
+  /// of a `chain_not_found` error. For describing an input (`nflens parse` without --print), not for
+  /// building the state iptables-restore would: iptables-restore refuses such a jump.
+  bool outside_targets = false;
   /// Errors reported at most (0: no cap); past it one `too_many_errors` error is added and the rest
   /// are only counted (their blocks are still left out). `load` uses its parse options' cap instead.
   std::uint32_t max_errors = limits{}.max_errors;

@@ -3,10 +3,12 @@
 //
 // Default: a summary of what the input holds. `--print`: the canonical text — for iptables input the
 // ruleset `iptables-save` would list after `iptables-restore` of the input into a fresh namespace (after
-// the `--base` files, when given). `--json`: the AST as parsed (nlohmann). Diagnostics go to stderr.
+// the `--base` files, when given). `--json`: the AST as parsed (nlohmann). Diagnostics go to stderr; for
+// iptables input every verb reports those of loading the input (parse and iptables-restore semantics,
+// after the `--base` files), so the summary and --json fail where --print does.
 // Exit 0 when the input has no errors (warnings allowed), 1 when it has errors, 2 for usage errors.
 // With errors nothing is written to stdout for --print and --json (a partial ruleset is never presented
-// as the input's); the summary is still printed, marked incomplete.
+// as the input's); the summary is still printed, marked incomplete (parse errors) or refused (load errors).
 #include "commands.hpp"
 #include "common.hpp"
 #include "parse_nft.hpp"
@@ -41,7 +43,9 @@ struct parse_args {
 
 void write_stdout(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
-std::string iptables_summary(const iptables::ruleset& rs, const std::vector<diagnostic>& ds) {
+// The summary of the input as parsed; `ds` are the diagnostics of loading it, `parse_errors` of them
+// the parse's (lines left out of the counts).
+std::string iptables_summary(const iptables::ruleset& rs, const std::vector<diagnostic>& ds, std::size_t parse_errors) {
   std::map<std::string, std::size_t> modules, targets, commands;
   std::size_t rules = 0, chains = 0, generic_modules = 0, generic_targets = 0;
   std::map<std::string, std::size_t> tables;
@@ -82,7 +86,9 @@ std::string iptables_summary(const iptables::ruleset& rs, const std::vector<diag
   out += fmt::format("\nnot modelled: {} match uses, {} target uses\n", generic_modules, generic_targets);
   const auto errors = error_count(ds);
   out += fmt::format("diagnostics: {} errors, {} warnings{}\n", errors, ds.size() - errors,
-                     errors ? " (INCOMPLETE: lines with errors are not counted above)" : "");
+                     parse_errors != 0 ? " (INCOMPLETE: lines with errors are not counted above)"
+                     : errors != 0     ? " (iptables-restore would refuse the input: see the errors)"
+                                       : "");
   return out;
 }
 
@@ -98,48 +104,59 @@ int run_iptables(const parse_args& a, input& in) {
     return 2;
   }
 
-  if (a.print) {
-    // The --base files first: the family the first one has (given, or seen in it) is the family of the
-    // others and of the input, as one iptables-restore or ip6tables-restore would read them all.
-    iptables::ruleset state;
-    state.applied = true;
-    std::vector<diagnostic> ds;
-    bool first = true;
-    for (const auto& path : a.base) {
-      auto base_in = read_input(path);
-      if (!base_in) return 1;
-      auto base = iptables::parse(base_in->name, std::move(base_in->text), po);
-      if (first) {
-        state.family = base.value.family;
-        po.family = state.family;
-      }
-      ds.insert(ds.end(), base.diagnostics.begin(), base.diagnostics.end());
-      auto more = iptables::apply(state, base.value, {.noflush = !first, .counters = true});
-      ds.insert(ds.end(), more.begin(), more.end());
-      first = false;
+  // Every verb loads the input as iptables-restore would (after the --base files): its diagnostics and
+  // exit status are those of loading it, not of the parse alone. The --base files come first: the family
+  // the first one has (given, or seen in it) is the family of the others and of the input, as one
+  // iptables-restore or ip6tables-restore would read them all.
+  iptables::ruleset state;
+  state.applied = true;
+  std::vector<diagnostic> ds;
+  bool first = true;
+  for (const auto& path : a.base) {
+    auto base_in = read_input(path);
+    if (!base_in) return 1;
+    auto base = iptables::parse(base_in->name, std::move(base_in->text), po);
+    if (first) {
+      state.family = base.value.family;
+      po.family = state.family;
     }
-    auto parsed = iptables::parse(in.name, std::move(in.text), po);
-    if (first) state.family = parsed.value.family;
-    ds.insert(ds.end(), parsed.diagnostics.begin(), parsed.diagnostics.end());
-    auto more = iptables::apply(state, parsed.value, {.noflush = a.noflush || !a.base.empty(), .counters = true});
+    ds.insert(ds.end(), base.diagnostics.begin(), base.diagnostics.end());
+    auto more = iptables::apply(state, base.value, {.noflush = !first, .counters = true});
     ds.insert(ds.end(), more.begin(), more.end());
-    print_diagnostics(ds);
-    if (error_count(ds) != 0) return 1;
+    first = false;
+  }
+  auto parsed = iptables::parse(in.name, std::move(in.text), po);
+  if (first) state.family = parsed.value.family;
+  const std::size_t parse_errors = error_count(parsed.diagnostics);
+  ds.insert(ds.end(), parsed.diagnostics.begin(), parsed.diagnostics.end());
+  // as iptables::load: a parse that reached the error cap stopped early and is not applied
+  const std::uint32_t cap = po.limits.max_errors;
+  if (cap == 0 || parse_errors < cap) {
+    // The summary and --json describe the input: a jump to a chain it never names is taken as one of the
+    // running ruleset it is meant for (a warning), as kube-proxy's partial syncs do; --print builds the
+    // state and refuses it, as iptables-restore does.
+    auto more = iptables::apply(state, parsed.value,
+                                {.noflush = a.noflush || !a.base.empty(),
+                                 .counters = true,
+                                 .outside_targets = !a.print,
+                                 .max_errors = cap == 0 ? 0 : static_cast<std::uint32_t>(cap - parse_errors)});
+    ds.insert(ds.end(), more.begin(), more.end());
+  }
+  print_diagnostics(ds);
+  const bool failed = error_count(ds) != 0;
+  if (a.print) {
+    if (failed) return 1;
     write_stdout(iptables::print(state));
     return 0;
   }
-
-  auto parsed = iptables::parse(in.name, std::move(in.text), po);
-  std::vector<diagnostic> ds = std::move(parsed.diagnostics);
-  print_diagnostics(ds);
   if (a.json) {
-    if (error_count(ds) != 0) return 1;
+    if (failed) return 1;
     write_stdout(nlohmann::json(parsed.value).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     write_stdout("\n");
     return 0;
   }
-  write_stdout(iptables_summary(parsed.value, ds));
-  return error_count(ds) != 0 ? 1 : 0;
+  write_stdout(iptables_summary(parsed.value, ds, parse_errors));
+  return failed ? 1 : 0;
 }
 
 }  // namespace
@@ -160,9 +177,9 @@ runner add_parse(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "ipv4", "ipv6"}))
       ->capture_default_str();
   sub->add_option("--base", a->base,
-                  "iptables --print: restore these files first (the first in full, the others and the input as "
+                  "iptables: restore these files first (the first in full, the others and the input as "
                   "--noflush), e.g. a dump and kube-proxy's partial syncs");
-  sub->add_flag("--noflush", a->noflush, "iptables --print: apply the input as iptables-restore --noflush");
+  sub->add_flag("--noflush", a->noflush, "iptables: apply the input as iptables-restore --noflush");
   sub->add_option("FILE", a->file, "Input file, or - for standard input")->required();
   sub->get_option("--json")->excludes(sub->get_option("--print"));
   return [a]() -> int {

@@ -12,7 +12,19 @@
 //    declared (`:OLD`) or created (`-N OLD`) (CHAIN_RENAME fails). `-R` of a rule the same block added
 //    is accepted, as upstream's shell test 0018-replace-new expects (1.8.9 itself crashes on it);
 //  - `-s a,b -d c,d` adds one rule per source and destination pair;
-//  - `-4`/`-6` lines of the other family are skipped.
+//  - `-4`/`-6` lines of the other family are skipped;
+//  - DROP in the nat table (`-j DROP`, `-P CHAIN DROP`) is refused by iptables itself, whatever the command
+//    (`:CHAIN DROP` is not); REJECT is valid only in the filter table (the kernel's xt_target `.table`);
+//  - the kernel's checks of the table it commits (nf_tables_validate, from each base chain): a target
+//    runs only in its hooks (DNAT, REDIRECT PREROUTING and OUTPUT; SNAT POSTROUTING and INPUT; MASQUERADE
+//    POSTROUTING; TPROXY PREROUTING), also when reached through user chains, and a path from a base chain
+//    has at most 15 jumps or gotos, so a loop of jumps reached from one is refused ("Too many links"); a
+//    loop or a target that no base chain reaches is accepted. A target in a built-in chain of the wrong
+//    hook is refused as its rule is added; the rest is checked on the table as the block leaves it (a
+//    rule added and deleted again in one block passes, as it does on a fresh table: after a refused
+//    transaction the kernel checks each later rule as it is added, which is not modelled). The error is
+//    reported at the rule of the block that completed the offending path (the last one written on it),
+//    where iptables-restore reports the first rule after which the table is invalid.
 #include <nflens/iptables.hpp>
 
 #include "print.hpp"
@@ -20,11 +32,71 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 
 namespace nflens::iptables {
 
 namespace {
+
+// Netfilter's hooks (NF_INET_*) as bits; a built-in chain is named after its hook.
+constexpr std::uint8_t hook_prerouting = 1, hook_input = 2, hook_forward = 4, hook_output = 8, hook_postrouting = 16;
+constexpr std::array<std::pair<std::uint8_t, std::string_view>, 5> hook_names{{{hook_prerouting, "PREROUTING"},
+                                                                               {hook_input, "INPUT"},
+                                                                               {hook_forward, "FORWARD"},
+                                                                               {hook_output, "OUTPUT"},
+                                                                               {hook_postrouting, "POSTROUTING"}}};
+
+std::uint8_t hook_of(std::string_view builtin) {
+  for (const auto& [bit, name] : hook_names)
+    if (name == builtin) return bit;
+  return 0;
+}
+
+// The hooks a target may run in (its xt_target `.hooks`, checked in a namespace); 0: any.
+std::uint8_t target_hooks(target_id t) {
+  switch (t) {
+    case target_id::dnat:
+    case target_id::redirect:
+      return hook_prerouting | hook_output;
+    case target_id::snat:
+      return hook_postrouting | hook_input;
+    case target_id::masquerade:
+      return hook_postrouting;
+    case target_id::tproxy:
+      return hook_prerouting;
+    default:
+      return 0;
+  }
+}
+
+// "PREROUTING and OUTPUT"
+std::string hook_list(std::uint8_t hooks) {
+  std::string out;
+  for (const auto& [bit, name] : hook_names)
+    if ((hooks & bit) != 0) {
+      if (!out.empty()) out += " and ";
+      out += name;
+    }
+  return out;
+}
+
+// What iptables-restore names the kernel message of a rule command: "RULE_APPEND", ...
+std::string_view rule_message(command_kind c) {
+  switch (c) {
+    case command_kind::insert:
+      return "RULE_INSERT";
+    case command_kind::replace:
+      return "RULE_REPLACE";
+    default:
+      return "RULE_APPEND";
+  }
+}
+
+// The kernel's jump stack (NFT_JUMP_STACK_SIZE): a path from a base chain may have 15 jumps, not 16.
+constexpr std::size_t max_jumps = 15;
 
 struct work_chain {
   chain decl;
@@ -141,6 +213,7 @@ class applier {
 
   void block(const table& input) {
     errors_in_block_ = false;
+    validate_ = false;
     renames_.clear();
     work_table w;
     if (options_.noflush) {
@@ -155,6 +228,12 @@ class applier {
     }
     w.file = input.file;
     w.where = input.where;
+    named_.clear();
+    if (options_.outside_targets) {
+      for (const auto& c : input.chains) named_.insert(c.name);
+      for (const auto& r : input.rules)
+        if (r.command == command_kind::new_chain) named_.insert(r.chain);
+    }
 
     // declarations and commands in file order
     std::size_t ci = 0, ri = 0;
@@ -167,6 +246,7 @@ class applier {
       else
         command(w, input.rules[ri++]);
     }
+    if (input.committed && !errors_in_block_ && validate_) validate(w, input);
     if (!input.committed || errors_in_block_) return;  // nothing of the block reaches the kernel
     for (const auto& [index, name] : renames_) rename(w, w.chains[index], name);
     if (!w.exists) {
@@ -186,7 +266,8 @@ class applier {
   std::vector<diagnostic> take() { return std::move(diagnostics_); }
 
  private:
-  void error(const source_ptr& file, span where, error_code code, std::string message) {
+  void error(const source_ptr& file, span where, error_code code, std::string message,
+             std::vector<diagnostic_note> notes = {}) {
     errors_in_block_ = true;
     // Capped like a parse's errors (diagnostic_sink): a million failing commands give a bounded list.
     if (options_.max_errors != 0 && errors_ >= options_.max_errors) {
@@ -200,7 +281,7 @@ class applier {
       return;
     }
     ++errors_;
-    diagnostics_.push_back({severity::error, code, std::move(message), file, where, {}});
+    diagnostics_.push_back({severity::error, code, std::move(message), file, where, std::move(notes)});
   }
 
   void declaration(work_table& w, const chain& c) {
@@ -254,7 +335,9 @@ class applier {
     work_chain* c = w.find(r.chain, &w.last_rule_chain);
     if (c == nullptr || c->deleted) {
       error(r.file, r.where, error_code::chain_not_found,
-            fmt::format("chain `{}` does not exist in table {}", r.chain, table_name(w.id)));
+            fmt::format("chain `{}` does not exist in table {} (iptables-restore: \"No chain/target/match by that "
+                        "name\")",
+                        r.chain, table_name(w.id)));
       return nullptr;
     }
     return c;
@@ -339,13 +422,239 @@ class applier {
       error(r.file, s.target.where, error_code::invalid_value, "target TPROXY is valid only in the mangle table");
       return false;
     }
+    if (t == target_id::reject && w.id != table_id::filter) {
+      error(r.file, s.target.where, error_code::invalid_value,
+            fmt::format("target REJECT is valid only in the filter table (kernel: \"REJECT target: only valid in "
+                        "filter table, not {}\"; iptables-restore: \"{} failed (Invalid argument)\")",
+                        table_name(w.id), rule_message(r.command)));
+      return false;
+    }
+    // in a built-in chain the kernel checks the hook as the rule is added; through user chains, at COMMIT
+    const std::uint8_t allowed = target_hooks(t);
+    if (allowed != 0) {
+      validate_ = true;
+      if (const std::uint8_t hook = hook_of(c); hook != 0 && (hook & allowed) == 0 && is_builtin_chain(w.id, c)) {
+        error(r.file, s.target.where, error_code::invalid_value,
+              fmt::format("target {} is valid only in {}, not in {} (iptables-restore: \"{} failed (Invalid "
+                          "argument)\")",
+                          s.target.name, hook_list(allowed), c, rule_message(r.command)));
+        return false;
+      }
+    }
+    if (target != nullptr) validate_ = true;
     return true;
+  }
+
+  // iptables refuses DROP in the nat table before anything else of the line (iptables 1.8.9 do_parse).
+  bool drop_in_nat(const work_table& w, const rule& r) {
+    if (w.id != table_id::nat) return false;
+    const bool rule_drop =
+        r.spec != nullptr && r.spec->target.id == target_id::drop && r.command != command_kind::policy;
+    const bool policy_drop = r.command == command_kind::policy && r.policy == chain_policy::drop;
+    if (!rule_drop && !policy_drop) return false;
+    error(r.file, rule_drop ? r.spec->target.where : r.where, error_code::invalid_value,
+          "DROP is refused in the nat table (iptables-restore: \"The \"nat\" table is not intended for filtering, "
+          "the use of DROP is therefore inhibited.\")");
+    return true;
+  }
+
+  // `apply_options::outside_targets`: a jump to a chain the block never names is to a chain of the
+  // running ruleset (created here, before `chain_for` hands out pointers into `w.chains`).
+  void outside_target(work_table& w, const rule& r) {
+    const bool adds =
+        r.command == command_kind::append || r.command == command_kind::insert || r.command == command_kind::replace;
+    if (!adds || r.spec == nullptr || r.spec->target.id != target_id::chain) return;
+    const std::string_view name = r.spec->target.name;
+    if (is_builtin_chain(w.id, name) || named_.contains(name)) return;
+    if (const work_chain* c = w.find(name); c != nullptr && !c->deleted) return;
+    chain decl;
+    decl.name = name;
+    decl.file = r.file;
+    decl.where = r.spec->target.where;
+    w.add(decl);
+    diagnostics_.push_back({severity::warning,
+                            error_code::dangling_reference,
+                            fmt::format("chain `{}` is not in the input: taken as a chain of the running ruleset "
+                                        "(iptables-restore into an empty one: \"Chain '{}' does not exist\")",
+                                        name, name),
+                            r.file,
+                            r.spec->target.where,
+                            {}});
+  }
+
+  // One edge of the jump graph: chains[to] reached through the rule `via`.
+  struct jump_edge {
+    std::uint32_t to;
+    const rule* via;
+  };
+
+  // The kernel's checks of the table the block commits (see the file comment): for each base chain, the
+  // targets it reaches must allow its hook, and its paths may have at most `max_jumps` jumps.
+  void validate(const work_table& w, const table& input) {
+    const std::size_t n = w.chains.size();
+    std::vector<std::uint32_t> first(n + 1, 0);
+    std::vector<jump_edge> edges;
+    for (std::size_t i = 0; i < n; ++i) {
+      first[i] = static_cast<std::uint32_t>(edges.size());
+      if (w.chains[i].deleted) continue;
+      for (const auto& r : w.chains[i].rules) {
+        if (r.spec == nullptr || r.spec->target.id != target_id::chain) continue;
+        const auto it = w.index.find(r.spec->target.name);
+        if (it != w.index.end()) edges.push_back({static_cast<std::uint32_t>(it->second), &r});
+      }
+    }
+    first[n] = static_cast<std::uint32_t>(edges.size());
+    std::vector<std::pair<std::uint32_t, std::uint8_t>> bases;  // chain, hook
+    for (auto name : builtin_chains(w.id))
+      if (const auto it = w.index.find(name); it != w.index.end())
+        bases.emplace_back(static_cast<std::uint32_t>(it->second), hook_of(name));
+
+    // The rule of this block written last among `path` (and `extra`): the one that completed it.
+    auto when = [&](const rule* r) -> std::uint64_t {
+      return r->file == input.file ? std::uint64_t{r->where.offset} + 1 : 0;
+    };
+    auto latest = [&](const std::vector<const rule*>& path, const rule* extra) {
+      const rule* best = extra;
+      for (const rule* r : path)
+        if (best == nullptr || when(r) > when(best)) best = r;
+      return best;
+    };
+    auto command_of = [&](const rule* r) {
+      const auto it = std::lower_bound(input.rules.begin(), input.rules.end(), r->where.offset,
+                                       [](const rule& x, std::uint32_t o) { return x.where.offset < o; });
+      return it != input.rules.end() && it->where.offset == r->where.offset && r->file == input.file
+                 ? it->command
+                 : command_kind::append;
+    };
+    auto chain_path = [&](std::uint32_t base, const std::vector<const rule*>& path) {
+      std::string out(w.chains[base].decl.name);
+      for (const rule* r : path) out += fmt::format(" -> {}", r->spec->target.name);
+      return out;
+    };
+
+    // Hooks: a breadth-first walk from each base chain, every target of every chain it reaches.
+    std::vector<std::uint32_t> seen(n, 0), from(n, 0);
+    std::vector<const rule*> via(n, nullptr);
+    std::unordered_set<const rule*> reported;
+    std::vector<std::uint32_t> queue;
+    std::uint32_t stamp = 0;
+    for (const auto& [base, hook] : bases) {
+      ++stamp;
+      queue.assign(1, base);
+      seen[base] = stamp;
+      via[base] = nullptr;
+      for (std::size_t qi = 0; qi < queue.size(); ++qi) {
+        const std::uint32_t c = queue[qi];
+        for (std::uint32_t e = first[c]; e < first[c + 1]; ++e)
+          if (seen[edges[e].to] != stamp) {
+            seen[edges[e].to] = stamp;
+            from[edges[e].to] = c;
+            via[edges[e].to] = edges[e].via;
+            queue.push_back(edges[e].to);
+          }
+        if (c == base) continue;  // a built-in chain's own targets were checked as they were added
+        for (const auto& r : w.chains[c].rules) {
+          const std::uint8_t allowed = r.spec != nullptr ? target_hooks(r.spec->target.id) : 0;
+          if (allowed == 0 || (allowed & hook) != 0) continue;
+          std::vector<const rule*> path;
+          for (std::uint32_t x = c; x != base; x = from[x]) path.push_back(via[x]);
+          std::reverse(path.begin(), path.end());
+          const rule* at = latest(path, &r);
+          if (!reported.insert(at).second) continue;
+          if (options_.max_errors != 0 && errors_ > options_.max_errors) return;  // the cap was said
+          const std::string route = chain_path(base, path);
+          const std::string says =
+              fmt::format("iptables-restore: \"{} failed (Invalid argument)\"", rule_message(command_of(at)));
+          if (at == &r) {
+            error(r.file, r.spec->target.where, error_code::invalid_value,
+                  fmt::format("target {} is valid only in {}, and chain `{}` is reached from {} ({}) ({})",
+                              r.spec->target.name, hook_list(allowed), w.chains[c].decl.name, w.chains[base].decl.name,
+                              route, says));
+          } else {
+            error(at->file, at->spec->target.where, error_code::invalid_value,
+                  fmt::format("this jump lets {} reach target {} in chain `{}` ({}), which is valid only in {} ({})",
+                              w.chains[base].decl.name, r.spec->target.name, w.chains[c].decl.name, route,
+                              hook_list(allowed), says),
+                  {{r.file, r.spec->target.where, fmt::format("the {} rule", r.spec->target.name)}});
+          }
+        }
+      }
+    }
+
+    // Depth: a depth-first walk from each base chain, keeping each finished chain's longest path below it
+    // (`height`, through `deepest`); the first path too long, or loop, is reported.
+    enum : std::uint8_t { white, on_path, done };
+    std::vector<std::uint8_t> colour(n, white);
+    std::vector<std::uint32_t> height(n, 0);
+    std::vector<const jump_edge*> deepest(n, nullptr);
+    struct frame {
+      std::uint32_t chain, next;  // next: the index in `edges` of the chain's next edge to follow
+    };
+    std::vector<frame> stack;
+    for (const auto& [base, hook] : bases) {
+      (void)hook;
+      if (colour[base] == done) continue;
+      stack.assign(1, {base, first[base]});
+      colour[base] = on_path;
+      while (!stack.empty()) {
+        const std::size_t top = stack.size() - 1;
+        const std::uint32_t c = stack[top].chain;
+        if (stack[top].next == first[c + 1]) {
+          colour[c] = done;
+          stack.pop_back();
+          if (!stack.empty()) {
+            const std::uint32_t p = stack.back().chain;
+            if (height[c] + 1 > height[p]) {
+              height[p] = height[c] + 1;
+              deepest[p] = &edges[stack.back().next - 1];
+            }
+          }
+          continue;
+        }
+        const jump_edge& e = edges[stack[top].next++];
+        const std::uint32_t t = e.to;
+        const std::size_t jumps = stack.size();  // on the path base -> ... -> c -> t
+        const bool loop = colour[t] == on_path;
+        const std::size_t below = colour[t] == done ? height[t] : 0;
+        if (!loop && jumps + below <= max_jumps) {
+          if (colour[t] == done) {
+            if (height[t] + 1 > height[c]) {
+              height[c] = height[t] + 1;
+              deepest[c] = &e;
+            }
+          } else {
+            colour[t] = on_path;
+            stack.push_back({t, first[t]});
+          }
+          continue;
+        }
+        std::vector<const rule*> path;
+        for (std::size_t i = 0; i < top; ++i) path.push_back(edges[stack[i].next - 1].via);
+        path.push_back(e.via);
+        for (const jump_edge* d = colour[t] == done ? deepest[t] : nullptr; d != nullptr; d = deepest[d->to])
+          path.push_back(d->via);
+        const rule* at = latest(path, nullptr);
+        const std::string says =
+            fmt::format("iptables-restore: \"{} failed (Too many links)\"", rule_message(command_of(at)));
+        const std::string route = chain_path(base, path);
+        error(at->file, at->spec->target.where, error_code::invalid_value,
+              loop ? fmt::format("a loop of jumps is reached from {} ({}): the kernel follows at most {} nested "
+                                 "jumps from a built-in chain ({})",
+                                 w.chains[base].decl.name, route, max_jumps, says)
+                   : fmt::format("a path of {} jumps from {} ({}): the kernel follows at most {} nested jumps from a "
+                                 "built-in chain ({})",
+                                 path.size(), w.chains[base].decl.name, route, max_jumps, says));
+        return;
+      }
+    }
   }
 
   void command(work_table& w, const rule& r) {
     if ((r.only == family_filter::ipv4 && state_.family != ip_family::ipv4) ||
         (r.only == family_filter::ipv6 && state_.family != ip_family::ipv6))
       return;
+    if (drop_in_nat(w, r)) return;
+    if (options_.outside_targets) outside_target(w, r);
     switch (r.command) {
       case command_kind::append: {
         work_chain* c = chain_for(w, r);
@@ -555,6 +864,10 @@ class applier {
   bool errors_in_block_ = false;
   std::vector<std::pair<std::size_t, std::string_view>> renames_;  // chains[i] -> new name, at COMMIT
   std::size_t errors_ = 0;  // reported or not, over all blocks
+  // The block added a jump or a hook-bound target: the table is checked at COMMIT (`validate`).
+  bool validate_ = false;
+  // outside_targets: the chains the block declares or creates
+  std::unordered_set<std::string_view> named_;
 };
 
 }  // namespace

@@ -258,21 +258,33 @@ class parser {
     pending_negation_ = true;
     negation_at_ = offset(at);
   }
-  void inner_negation() { inner_negation_ = true; }
+  void inner_negation(const char* at) {
+    inner_negation_ = true;
+    inner_negation_at_ = offset(at);
+  }
 
   void base_match(base_clause& b, std::string_view option_text, const char* begin, const char* end) {
     const std::uint32_t start = pending_negation_ ? negation_at_ : offset(begin);
     if (b.present)
       fail(error_code::duplicate_option, {offset(begin), static_cast<std::uint32_t>(end - begin)},
            fmt::format("{} may be given only once", option_text));
-    if (pending_negation_ && inner_negation_)
-      fail(error_code::misplaced_negation, {offset(begin), 1}, "multiple `!` flags are not allowed");
+    // `-s ! 1.2.3.4`, the form iptables 1.4 read: 1.8 takes the `!` as the option's argument and then
+    // refuses the word after it (or, for -p, the protocol `!`), checked with iptables-restore 1.8.9
+    if (inner_negation_) {
+      const bool protocol = &b == &protocol_;
+      fail(error_code::misplaced_negation, {inner_negation_at_, 1},
+           fmt::format("`!` after {0} is the old negation form, which iptables 1.8 does not read: write `! {0} {1}` "
+                       "(iptables-restore: \"{2}\")",
+                       option_text, detail::clip(word_.text),
+                       protocol ? std::string("unknown protocol \"!\" specified")
+                                : fmt::format("Bad argument `{}'", detail::clip(word_.text))));
+    }
     b.present = true;
-    b.negated = pending_negation_ || inner_negation_;
+    b.negated = pending_negation_;
     b.text = word_.text;
     b.where = word_.where;
     b.option = {start, offset(end) - start};
-    pending_negation_ = inner_negation_ = false;
+    pending_negation_ = false;
   }
   base_clause& source_clause() { return source_; }
   base_clause& destination_clause() { return destination_; }
@@ -658,7 +670,8 @@ class parser {
   bool pending_negation_ = false;
   bool word_quoted_ = false;
   std::uint32_t negation_at_ = 0;
-  bool inner_negation_ = false;
+  bool inner_negation_ = false;  // `-s ! ADDR`, refused in base_match
+  std::uint32_t inner_negation_at_ = 0;
   base_clause source_, destination_, in_iface_, out_iface_, protocol_;
   fragment_match fragment_;
   family_filter only_ = family_filter::any;
@@ -1319,8 +1332,8 @@ struct action<g::negation> {
 template <>
 struct action<g::inner_negation> {
   template <typename Input>
-  static void apply(const Input&, parser& p) {
-    p.inner_negation();
+  static void apply(const Input& in, parser& p) {
+    p.inner_negation(in.begin());
   }
 };
 template <>
