@@ -114,9 +114,29 @@ TEST_CASE("nflens graph: what iptables-restore would refuse is said, and an empt
   const std::filesystem::path dir = tmpl;
   std::ofstream(dir / "undeclared.rules") << "*nat\n:PREROUTING ACCEPT [0:0]\n-A FOO -j ACCEPT\nCOMMIT\n";
   auto r = run_command(nflens_cmd() + " graph " + (dir / "undeclared.rules").string() + " 2>&1");
-  CHECK(r.status == 0);
-  CHECK(r.output.find("undeclared.rules:3:1: warning[chain-not-found]: chain 'FOO' is not declared") !=
+  CHECK(r.status == 1);
+  CHECK(r.output.find("undeclared.rules:3:1: error[chain-not-found]: chain `FOO` does not exist in table nat") !=
         std::string::npos);
+  // what iptables-restore refuses is an error of graph and compare too (compare: exit 2)
+  std::ofstream(dir / "drop.rules") << "*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j DROP\nCOMMIT\n";
+  r = run_command(nflens_cmd() + " graph " + (dir / "drop.rules").string() + " 2>&1");
+  CHECK(r.status == 1);
+  CHECK(r.output.find("drop.rules:3:") != std::string::npos);
+  CHECK(r.output.find("DROP is refused in the nat table") != std::string::npos);
+  r = run_command(nflens_cmd() + " compare " + (dir / "drop.rules").string() + " " + example("cluster.nft") +
+                  " 2>/dev/null");
+  CHECK(r.status == 2);
+  // a jump to a chain the dump lacks is a dangling reference: reported, and the rest is built
+  std::ofstream(dir / "dangling.rules") << "*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j NOWHERE\n"
+                                           "-A PREROUTING -d 1.2.3.4/32 -p tcp -m tcp --dport 80 -j DNAT "
+                                           "--to-destination 10.0.0.1:80\nCOMMIT\n";
+  r = run_command(nflens_cmd() + " graph " + (dir / "dangling.rules").string() + " 2>&1");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("dangling-reference") != std::string::npos);
+  CHECK(r.output.find("endpoint 10.0.0.1:80  1.000000") != std::string::npos);
+  std::ofstream(dir / "empty.rules") << "*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j ACCEPT\nCOMMIT\n";
+  r = run_command(nflens_cmd() + " graph " + (dir / "empty.rules").string() + " 2>&1");
+  CHECK(r.status == 0);
   CHECK(r.output.find("no services: no rule on a NAT path translates a destination") != std::string::npos);
   std::filesystem::remove_all(dir);
 }

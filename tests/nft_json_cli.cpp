@@ -86,6 +86,27 @@ TEST_SUITE("unit") {
     CHECK(r.output.empty());
   }
 
+  TEST_CASE("nflens parse of nft input: every verb reports what applying the input finds") {
+    // found by a new user: the summary said "0 errors" for input `--print` refused
+    const std::string twice = "create table ip t\ncreate table ip t\n";
+    auto r = run_command(nflens_cmd() + " parse - 2>&1", &twice);
+    CHECK(r.status == 1);
+    CHECK(r.output.find("-:2:1: error[object-exists]") != std::string::npos);
+    r = run_command(nflens_cmd() + " parse --json - 2>/dev/null", &twice);
+    CHECK(r.status == 1);
+    CHECK(r.output.empty());
+    // a fragment's reference to a chain it does not define: a warning when describing it, an error when
+    // building the ruleset nft -f would
+    const std::string fragment = "table ip t {\n\tchain c {\n\t\tjump elsewhere\n\t}\n}\n";
+    r = run_command(nflens_cmd() + " parse - 2>&1", &fragment);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("-:3:3: warning[dangling-reference]: jump or goto to chain elsewhere") !=
+          std::string::npos);
+    r = run_command(nflens_cmd() + " parse --print - 2>&1", &fragment);
+    CHECK(r.status == 1);
+    CHECK(r.output.find("error[chain-not-found]") != std::string::npos);
+  }
+
   TEST_CASE("nflens convert --to nft --nft-version 1.0.6: priorities nft 1.0.6 reads") {
     // found by a new user: `nft -j list` of a nat output chain (prio -100) converted to text read
     // `priority dstnat`, as nft 1.1 lists it, which nft 1.0.6 refuses for the output hook

@@ -377,6 +377,11 @@ struct difference {
 struct apply_options {
   /// Stop after this many failed commands (each failure is one error diagnostic).
   std::uint32_t max_errors = 100;
+  /// A rule's reference to a chain, set, map, flowtable or object the ruleset lacks (`jump c`, `@s`) is a
+  /// `dangling_reference` warning and the rule is kept, instead of an error that refuses the script. For
+  /// describing an input that is a fragment of a larger ruleset (`nflens parse` without --print, a
+  /// tests/py rule line), not for building the state `nft -f` would: nft refuses such a reference.
+  bool outside_references = false;
 };
 
 /// Applies the commands of `s` to `r` in order, as `nft -f` does (one transaction): `add` creates

@@ -126,11 +126,14 @@ int run_nft_parse(input& in, const nft_parse_args& a) {
   auto parsed =
       a.libnftables_json ? nft::parse_json(in.name, std::move(in.text)) : nft::parse(in.name, std::move(in.text));
   // Every verb reports what `nft -f` of the input into an empty ruleset reports: the syntax errors, and
-  // when there are none, what applying the commands finds (a missing chain, set or map, ...).
+  // when there are none, what applying the commands finds (a missing table, an existing object for
+  // `create`, ...). The summary and --json describe the input, which may be a fragment: a rule's
+  // reference to a chain, set or map it does not define is a dangling-reference warning there, and an
+  // error for --print, which shows the ruleset `nft -f` would build.
   auto ds = std::move(parsed.diagnostics);
   std::optional<result<nft::ruleset>> applied;
   if (error_count(ds) == 0) {
-    applied = nft::to_ruleset(parsed.value);
+    applied = nft::to_ruleset(parsed.value, {.outside_references = !a.print});
     ds.insert(ds.end(), applied->diagnostics.begin(), applied->diagnostics.end());
   }
   if (a.print) {

@@ -441,8 +441,8 @@ namespace {
 /// The state an iptables-save dump describes, taken as it is written: its chains, and its `-A` rules
 /// grouped by chain in file order. Unlike `apply`, a rule that jumps to a chain the dump lacks is kept
 /// (the graph reports the dangling reference and builds the rest), and a rule in a user chain the dump
-/// does not declare is kept in that chain, with a `chain_not_found` warning: iptables-restore refuses it.
-iptables::ruleset as_written(const iptables::ruleset& rs, std::vector<diagnostic>& warnings) {
+/// does not declare is kept in that chain (`build_graph` reports the error iptables-restore gives).
+iptables::ruleset as_written(const iptables::ruleset& rs) {
   iptables::ruleset out;
   out.family = rs.family;
   out.applied = true;
@@ -488,14 +488,7 @@ iptables::ruleset as_written(const iptables::ruleset& rs, std::vector<diagnostic
     };
     for (const auto& c : block.chains) chain_index(c.name, &c);
     for (const auto& r : block.rules) {
-      const auto before = t.chains.size();
       const auto ci = chain_index(r.chain, nullptr);
-      if (t.chains.size() != before && !t.chains[ci].builtin)
-        warnings.push_back({severity::warning, error_code::chain_not_found,
-                            fmt::format("chain '{}' is not declared (`:{} - [0:0]`): iptables-restore refuses "
-                                        "this input; the graph takes the chain as written",
-                                        r.chain, r.chain),
-                            r.file, r.where, {}});
       w.rules[ci].push_back(&r);
     }
   }
@@ -521,8 +514,16 @@ result<dispatch_graph> build_graph(const iptables::ruleset& rs, const graph_opti
     for (const auto& t : rs.tables)
       for (const auto& r : t.rules) appends_only = appends_only && r.command == iptables::command_kind::append;
     if (appends_only) {
-      // An iptables-save dump (or restore input that only appends): the state as written.
-      applied = as_written(rs, out.diagnostics);
+      // An iptables-save dump (or restore input that only appends): the state as written. What
+      // iptables-restore would refuse in it is an error all the same (DROP in nat, a target outside its
+      // hooks, a loop, a rule in an undeclared chain); a jump to a chain the dump lacks is not: it is a
+      // dangling reference, and the graph reports it and builds the rest.
+      iptables::ruleset check;
+      check.applied = true;
+      check.family = rs.family;
+      for (auto& d : iptables::apply(check, rs, {.outside_targets = true}))
+        if (d.level == severity::error) out.diagnostics.push_back(std::move(d));
+      applied = as_written(rs);
     } else {
       // Restore input with other commands: the state it gives when loaded into empty tables.
       applied.applied = true;

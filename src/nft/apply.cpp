@@ -279,6 +279,7 @@ class applier {
   std::vector<diagnostic> diags_;
   std::size_t errors_ = 0;
   const command* cmd_ = nullptr;
+  std::uint32_t located_warnings_ = 0;
 
   // --- diagnostics -----------------------------------------------------------------------------------
 
@@ -299,6 +300,26 @@ class applier {
       file = cmd_->file;
       where = cmd_->where;
     }
+    d.file = owner(file);
+    d.where = where;
+    diags_.push_back(std::move(d));
+  }
+  void warn_at(error_code code, std::string message, const source* file, span where) {
+    // as many as a parse keeps (limits::max_warnings); past them one note that more were dropped
+    if (++located_warnings_ > limits{}.max_warnings) {
+      if (located_warnings_ == limits{}.max_warnings + 1) {
+        diagnostic d;
+        d.level = severity::warning;
+        d.code = error_code::too_many_warnings;
+        d.message = "more dangling references are not reported";
+        diags_.push_back(std::move(d));
+      }
+      return;
+    }
+    diagnostic d;
+    d.level = severity::warning;
+    d.code = code;
+    d.message = std::move(message);
     d.file = owner(file);
     d.where = where;
     diags_.push_back(std::move(d));
@@ -548,6 +569,10 @@ class applier {
       bool ok = true;
       void missing(error_code code, std::string what, span where) {
         if (!ok) return;
+        if (a.options_.outside_references) {
+          a.warn_at(error_code::dangling_reference, std::move(what), r.file, where);
+          return;
+        }
         ok = false;
         a.fail(code, std::move(what), r.file, where);
       }
