@@ -348,6 +348,8 @@ TEST_SUITE("unit") {
         {"ip saddr 1.2.3.4 accept", "ip6", error_code::invalid_value, 3, "ip header in a table of family ip6"},
         {"ip saddr 1.2.3.4 ip6 daddr ::1 accept", "inet", error_code::invalid_value, 20, "ip and ip6 headers"},
         {"meta nfproto ipv4 accept", "ip", error_code::invalid_value, 3, "outside an inet table"},
+        {"ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : drop }", "ip", error_code::object_exists, 37,
+         "key 1.2.3.4 is in this map already, with other data"},
     };
     for (const auto& b : bad) {
       one_rule r(std::string(b.rule) + "\n\t}\n\tchain c2 {", b.family);
@@ -374,6 +376,7 @@ TEST_SUITE("unit") {
         "ct state established,related accept",
         "vxlan ip6 saddr ::1 accept",
         "meta protocol ip6 accept",
+        "ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : accept }",  // one element, written twice
     };
     for (const char* text : good) {
       one_rule r(text);

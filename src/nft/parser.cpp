@@ -1834,11 +1834,38 @@ struct action<g::set_list_member_expr> {
     st.elems.insert(st.elems.end(), elements.begin(), elements.end());
   }
 };
+// A map's key given twice with different data: the kernel refuses the second ("Could not process rule:
+// File exists"); the same key with the same data is one element. Keys are matched as written (a key
+// spelled two ways is not caught), so the check never refuses what nft takes.
+void check_map_keys(const state& st, std::span<const element> elements) {
+  if (elements.size() < 2 || elements.front().data == nullptr) return;
+  const auto key_text = [&](const element& el) {
+    return std::string_view(st.base + el.key->where.offset, el.key->where.length);
+  };
+  // (hash of the key as written, position): 16 bytes an element, sorted, so that equal keys meet
+  std::vector<std::pair<std::size_t, std::uint32_t>> keys;
+  keys.reserve(elements.size());
+  for (std::uint32_t i = 0; i < elements.size(); ++i)
+    if (elements[i].key != nullptr && elements[i].data != nullptr)
+      keys.emplace_back(std::hash<std::string_view>{}(key_text(elements[i])), i);
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    if (keys[i].first != keys[i - 1].first) continue;
+    const element& first = elements[keys[i - 1].second];
+    const element& again = elements[keys[i].second];
+    if (key_text(first) != key_text(again) || equal(*first.data, *again.data)) continue;
+    throw syntax_error{again.key->where.offset, again.key->where.length, error_code::object_exists,
+                       fmt::format("key {} is in this map already, with other data (the kernel: \"File exists\")",
+                                   key_text(again))};
+  }
+}
+
 template <>
 struct action<g::set_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
     const auto elements = st.keep_range(st.elems, st.top_mark().elems);
+    check_map_keys(st, elements);
     st.push(st.span_of(in), set_expr{elements});
   }
 };
