@@ -252,13 +252,13 @@ TEST_SUITE("unit") {
         "reject with icmp type host-unreachable",
         "reject with tcp reset",
         "reject with icmpx 3",
-        "snat to 10.0.0.1",
+        "snat ip to 10.0.0.1",
         "snat ip to 10.0.0.0/24",
-        "meta l4proto tcp dnat to 10.0.0.1-10.0.0.9:80-90 random,persistent",
+        "meta l4proto tcp dnat ip to 10.0.0.1-10.0.0.9:80-90 random,persistent",
         "meta l4proto tcp dnat ip addr . port to ip saddr map { 1.1.1.1 : 2.2.2.2 . 80 }",
         "meta l4proto tcp masquerade to :1024-2048",
         "meta l4proto tcp redirect to :8080",
-        "tproxy ip to 1.2.3.4:80",
+        "meta l4proto tcp tproxy ip to 1.2.3.4:80",
         "queue num 1 bypass",
         "queue flags bypass,fanout to 1-3",
         "dup to 1.2.3.4 device eth0",
@@ -343,7 +343,13 @@ TEST_SUITE("unit") {
         {"ip daddr 1.2.3.4 dnat to 10.0.0.1:80", "ip", error_code::invalid_value, 20, "transport protocol match"},
         {"th dport 80 redirect to :8080", "ip", error_code::invalid_value, 15, "transport protocol match"},
         {"meta l4proto != tcp dnat to 10.0.0.1:80", "ip", error_code::invalid_value, 23, "transport protocol"},
-        {"tcp dport 80 dnat to [::1]:80", "ip", error_code::invalid_address, 24, "IPv6 address in a table of family ip"},
+        {"tcp dport 80 dnat to [::1]:80", "ip", error_code::invalid_address, 24, "an IPv6 address where the NAT statement works on ip"},
+        {"dnat to 10.0.0.1", "inet", error_code::invalid_address, 3, "needs `ip` or `ip6`"},
+        {"meta nfproto ipv6 dnat to 10.0.0.1", "inet", error_code::invalid_address, 29, "an IPv4 address where"},
+        {"dnat ip6 to 10.0.0.1", "inet", error_code::invalid_address, 15, "an IPv4 address where"},
+        {"tproxy to :50080", "ip", error_code::invalid_value, 3, "tproxy needs a transport protocol match"},
+        {"meta l4proto tcp tproxy to 1.2.3.4", "inet", error_code::invalid_address, 20, "needs `ip` or `ip6`"},
+        {"queue num 65536", "ip", error_code::number_out_of_range, 13, "queue number 65536"},
         {"ip6 daddr ::1 accept", "ip", error_code::invalid_value, 3, "ip6 header in a table of family ip"},
         {"ip saddr 1.2.3.4 accept", "ip6", error_code::invalid_value, 3, "ip header in a table of family ip6"},
         {"ip saddr 1.2.3.4 ip6 daddr ::1 accept", "inet", error_code::invalid_value, 20, "ip and ip6 headers"},
@@ -377,9 +383,17 @@ TEST_SUITE("unit") {
         "vxlan ip6 saddr ::1 accept",
         "meta protocol ip6 accept",
         "ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : accept }",  // one element, written twice
+        "meta l4proto tcp tproxy to :50080",
     };
     for (const char* text : good) {
       one_rule r(text);
+      CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
+    }
+    // in an inet table the family of a NAT address comes from the statement or an earlier match
+    for (const char* text : {"dnat ip to 10.0.0.1", "ip daddr 1.2.3.4 dnat to 10.0.0.1", "meta nfproto ipv4 dnat to 10.0.0.1",
+                             "meta nfproto ipv6 dnat to [::1]", "ip daddr 1.1.1.1 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 }",
+                             "masquerade", "meta l4proto tcp redirect to :80"}) {
+      one_rule r(text, "inet");
       CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
     }
   }

@@ -2476,6 +2476,7 @@ struct action<g::rule_comment> {
 //    protocols specified"; `meta nfproto` outside an inet table.
 struct rule_context {
   bool transport = false;
+  nfproto nfproto_value = nfproto::none;  // `meta nfproto ipv4` (or ipv6): the rule is for one family
   bool ip = false, ip6 = false;
   const expr* ip_at = nullptr;
   const expr* ip6_at = nullptr;
@@ -2504,6 +2505,7 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
   } else if (const auto* m = e.get<meta_expr>()) {
     c.transport = c.transport || (equal && m->key == meta_key::l4proto);
     if (m->key == meta_key::nfproto && !c.nfproto_at) c.nfproto_at = &e;
+
   } else if (const auto* b = e.get<binop_expr>()) {
     scan_selectors(*b->left, equal, c);
   } else if (const auto* cc = e.get<concat_expr>()) {
@@ -2512,6 +2514,46 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
     scan_selectors(*mp->key, equal, c);
   }
 }
+// The address family a NAT or tproxy statement works in: the table's (ip, ip6), the statement's `ip` /
+// `ip6`, or in an inet table what the rule matched before (an ip or ip6 header, `meta nfproto`). nft:
+// "specify `dnat ip` or `dnat ip6` in inet table to disambiguate", "conflicting protocols specified",
+// and for an address of the other family "Address family for hostname not supported".
+void check_family(const state& st, const rule_context& c, nfproto written, const expr* address, const stmt& s,
+                  std::string_view what) {
+  const auto fail = [](const expr* at, const stmt& s, std::string message) {
+    const span w = at != nullptr ? at->where : s.where;
+    throw syntax_error{w.offset, w.length, error_code::invalid_address, std::move(message)};
+  };
+  nfproto fam = st.fam == family::ip ? nfproto::ip : st.fam == family::ip6 ? nfproto::ip6 : nfproto::none;
+  if (written != nfproto::none) {
+    if (fam != nfproto::none && fam != written)
+      fail(nullptr, s, fmt::format("{} {} in a table of family {} (nft: \"conflicting protocols specified\")", what,
+                                   written == nfproto::ip ? "ip" : "ip6", name(st.fam)));
+    fam = written;
+  }
+  if (fam == nfproto::none && st.fam == family::inet) {
+    if (c.ip_at != nullptr) fam = nfproto::ip;
+    if (c.ip6_at != nullptr) fam = nfproto::ip6;
+    if (c.nfproto_value != nfproto::none) fam = c.nfproto_value;
+  }
+  if (address == nullptr) return;
+  if (fam == nfproto::none && st.fam == family::inet)
+    fail(nullptr, s, fmt::format("an address of a {} statement in an inet table needs `ip` or `ip6` after the "
+                                 "statement's name, or a match on ip or ip6 before it (nft: \"ip or ip6 must be "
+                                 "specified with address for inet tables\")",
+                                 what));
+  const auto* a = address->get<address_expr>();
+  if (const auto* r = address->get<range_expr>()) a = r->low->get<address_expr>();
+  if (const auto* p = address->get<prefix_expr>()) a = p->value->get<address_expr>();
+  if (a != nullptr) {
+    const nfproto af = a->address.family == ip_family::ipv4 ? nfproto::ip : nfproto::ip6;
+    if (fam != nfproto::none && af != fam)
+      fail(address, s, fmt::format("an {} address where the {} statement works on {} (nft: \"Address family for "
+                                   "hostname not supported\")",
+                                   af == nfproto::ip ? "IPv4" : "IPv6", what, fam == nfproto::ip ? "ip" : "ip6"));
+  }
+}
+
 bool is_terminal(const stmt& s) noexcept {
   if (const auto* v = s.get<verdict_stmt>()) return v->kind != verdict::continue_;
   return s.is<reject_stmt>() || s.is<nat_stmt>() || s.is<queue_stmt>();
@@ -2526,18 +2568,29 @@ void check_rule(const state& st, std::span<const stmt> stmts) {
                          "statement has no effect\")"};
     if (const auto* m = s.get<match_stmt>()) {
       scan_selectors(*m->left, m->op != relational_op::neq, c);
+      const auto* key = m->left->get<meta_expr>();
+      const auto* value = m->right->get<symbol_expr>();
+      if (key != nullptr && key->key == meta_key::nfproto && value != nullptr && m->op != relational_op::neq)
+        c.nfproto_value = value->name == "ipv4" ? nfproto::ip : value->name == "ipv6" ? nfproto::ip6 : c.nfproto_value;
+    } else if (const auto* t = s.get<tproxy_stmt>()) {
+      check_family(st, c, t->protocol, t->address, s, "tproxy");
+      if (!c.transport)
+        throw syntax_error{s.where.offset, s.where.length, error_code::invalid_value,
+                           "tproxy needs a transport protocol match earlier in the rule, such as `meta l4proto tcp` "
+                           "(nft: \"Transparent proxy support requires transport protocol match\")"};
+    } else if (const auto* q = s.get<queue_stmt>(); q != nullptr && q->number != nullptr) {
+      // queue numbers are 16 bits
+      const expr* hi = q->number;
+      if (const auto* r = hi->get<range_expr>()) hi = r->high;
+      if (const auto* n = hi->get<integer_expr>(); n != nullptr && n->value > 65535)
+        throw syntax_error{hi->where.offset, hi->where.length, error_code::number_out_of_range,
+                           fmt::format("queue number {} is out of range (0 to 65535)", n->value)};
     } else if (const auto* n = s.get<nat_stmt>()) {
-      // a map keyed by a transport field gives the context too (`redirect to :tcp dport map { ... }`)
+      // (the family comes from what the rule matched before, not from a map's key; a transport protocol
+      // does: `redirect to :tcp dport map { ... }`)
+      check_family(st, c, n->protocol, n->address, s, "NAT");
       for (const expr* e : {n->address, n->port})
         if (e != nullptr) scan_selectors(*e, true, c);
-      // an address of the other family in an ip or ip6 table (nft: "Address family for hostname not
-      // supported"); a range or prefix has its address in the same family as its ends
-      if (const auto* a = n->address != nullptr ? n->address->get<address_expr>() : nullptr;
-          a != nullptr && ((st.fam == family::ip && a->address.family == ip_family::ipv6) ||
-                           (st.fam == family::ip6 && a->address.family == ip_family::ipv4)))
-        throw syntax_error{n->address->where.offset, n->address->where.length, error_code::invalid_address,
-                           fmt::format("an {} address in a table of family {}",
-                                       a->address.family == ip_family::ipv6 ? "IPv6" : "IPv4", name(st.fam))};
       if ((n->port != nullptr || n->mode == nat_mode::addr_port) && !c.transport)
         throw syntax_error{s.where.offset, s.where.length, error_code::invalid_value,
                            "a NAT port needs a transport protocol match earlier in the rule, such as `tcp dport` "
