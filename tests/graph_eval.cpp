@@ -9,6 +9,7 @@
 #include "graph_builder.hpp"
 #include "kernel_support.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <nflens/compare.hpp>
@@ -630,4 +631,45 @@ COMMIT
   CHECK(g.value.services[0].untranslated == doctest::Approx(0.5));
   CHECK(to_text(g.value).find("  not translated 0.500000  (new connections no rule sends to an endpoint)\n") !=
         std::string::npos);
+}
+
+TEST_CASE("an endpoint only external traffic reaches is in the graph, so compare sees it") {
+  // found by a new user: a NodePort whose chain jumped to an endpoint outside the ClusterIP's ladder was
+  // read as Local policy and the endpoint dropped, so two dumps with different NodePort endpoints compared
+  // equivalent
+  const auto dump = [](const char* nodeport_endpoint) {
+    return fmt::format(R"(*nat
+:PREROUTING ACCEPT [0:0]
+:KUBE-SERVICES - [0:0]
+:KUBE-NODEPORTS - [0:0]
+:KUBE-SVC-W - [0:0]
+:KUBE-EXT-W - [0:0]
+:KUBE-SEP-A - [0:0]
+:KUBE-SEP-Z - [0:0]
+-A PREROUTING -j KUBE-SERVICES
+-A KUBE-SERVICES -d 10.96.0.5/32 -p tcp -m comment --comment "ns/web:http cluster IP" -m tcp --dport 80 -j KUBE-SVC-W
+-A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS
+-A KUBE-NODEPORTS -p tcp -m comment --comment "ns/web:http" -m tcp --dport 30080 -j KUBE-EXT-W
+-A KUBE-EXT-W -j KUBE-SEP-Z
+-A KUBE-SVC-W -m comment --comment "ns/web:http -> 10.244.1.1:8080" -j KUBE-SEP-A
+-A KUBE-SEP-A -p tcp -m comment --comment "ns/web:http" -m tcp -j DNAT --to-destination 10.244.1.1:8080
+-A KUBE-SEP-Z -p tcp -m comment --comment "ns/web:http" -m tcp -j DNAT --to-destination {}:8080
+COMMIT
+)",
+                       nodeport_endpoint);
+  };
+  const auto a = graph_of_rules(dump("10.244.9.9"));
+  const auto b = graph_of_rules(dump("10.244.8.8"));
+  REQUIRE(a.value.services.size() == 1);
+  const auto& s = a.value.services[0];
+  REQUIRE(s.endpoints.size() == 2);
+  CHECK(to_string(s.endpoints[0].address) == "10.244.1.1");
+  CHECK(s.endpoints[0].probability == 1.0);
+  CHECK(to_string(s.endpoints[1].address) == "10.244.9.9");
+  CHECK(s.endpoints[1].probability == 0.0);
+  REQUIRE(s.endpoints[1].local_probability.has_value());
+  CHECK(*s.endpoints[1].local_probability == 1.0);
+  const auto c = compare(a.value, b.value);
+  CHECK_FALSE(c.equivalent);
+  CHECK(compare(a.value, a.value).equivalent);
 }

@@ -144,7 +144,9 @@ struct endpoint {
   /// Share of new connections (cluster-wide selection), exact as the kernel applies the rules: the product of
   /// the ladder's 31-bit fixed-point probabilities, or slots/N for numgen. In [0, 1].
   double probability = 0;
-  /// Share under the node-local selection (externalTrafficPolicy: Local), when this endpoint is in it.
+  /// Share under the selection external frontends use when it is not the ClusterIP's (kube-proxy:
+  /// externalTrafficPolicy Local, node-local endpoints), when this endpoint is in it. An endpoint only
+  /// that selection reaches is listed too, with `probability` 0.
   std::optional<double> local_probability;
   selection mechanism = selection::single;
   /// For `statistic_ladder`: the kernel's threshold of the rule that picks this endpoint (probability =

@@ -604,9 +604,23 @@ class assembler {
     }
     s.external_traffic_local = local_policy && any_external;
     if (local_eps_src != nullptr) {
-      for (const auto& le : local_eps)
+      for (const auto& le : local_eps) {
+        bool known = false;
         for (auto& e : s.endpoints)
-          if (e.address == le.address && e.port == le.port) e.local_probability = le.probability;
+          if (e.address == le.address && e.port == le.port) {
+            e.local_probability = le.probability;
+            known = true;
+          }
+        // An endpoint only external traffic reaches (the ClusterIP never does): listed with share 0
+        // from the ClusterIP and its share of external traffic, so that it is seen and compared.
+        if (!known) {
+          endpoint e = le;
+          e.probability = 0;
+          e.local_probability = le.probability;
+          e.position = static_cast<std::uint32_t>(s.endpoints.size());
+          s.endpoints.push_back(std::move(e));
+        }
+      }
     }
     if (s.endpoints.empty()) {
       outcome v = outcome::none;
