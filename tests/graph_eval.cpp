@@ -673,3 +673,37 @@ COMMIT
   CHECK_FALSE(c.equivalent);
   CHECK(compare(a.value, a.value).equivalent);
 }
+
+TEST_CASE("a rule that sends one source range elsewhere is reported, and compare says it assumed") {
+  // found by a new user: `-s 10.5.0.0/16 -j RETURN` before the service jump, or a jump of those clients
+  // to one endpoint, compared equivalent without a word
+  const std::string base = R"(*nat
+:PREROUTING ACCEPT [0:0]
+:SVC - [0:0]
+:SEP1 - [0:0]
+:SEP2 - [0:0]
+{}-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j SVC
+{}-A SVC -m statistic --mode random --probability 0.50000000000 -j SEP1
+-A SVC -j SEP2
+-A SEP1 -p tcp -j DNAT --to-destination 10.1.0.1:80
+-A SEP2 -p tcp -j DNAT --to-destination 10.1.0.2:80
+COMMIT
+)";
+  const auto plain = graph_of_rules(fmt::format(fmt::runtime(base), "", ""));
+  CHECK(plain.diagnostics.empty());
+  const auto before = graph_of_rules(fmt::format(fmt::runtime(base), "-A PREROUTING -s 10.5.0.0/16 -j RETURN\n", ""));
+  REQUIRE(before.diagnostics.size() == 1);
+  CHECK(before.diagnostics[0].code == error_code::unsupported_dispatch);
+  CHECK(before.diagnostics[0].file->locate(before.diagnostics[0].where).line == 6);
+  CHECK(before.diagnostics[0].message.find("from 10.5.0.0/16 before their destination is known") != std::string::npos);
+  const auto inside = graph_of_rules(fmt::format(fmt::runtime(base), "", "-A SVC -s 10.5.0.0/16 -j SEP1\n"));
+  REQUIRE(inside.diagnostics.size() == 1);
+  CHECK(inside.diagnostics[0].file->locate(inside.diagnostics[0].where).line == 7);
+  CHECK(inside.diagnostics[0].message.find("connections from 10.5.0.0/16 are sent elsewhere") != std::string::npos);
+  for (const auto* g : {&before.value, &inside.value}) {
+    CHECK(g->unevaluated == 1);
+    const auto c = compare(plain.value, *g);
+    CHECK(c.equivalent);  // for the other clients
+    CHECK(c.unevaluated_b == 1);
+  }
+}

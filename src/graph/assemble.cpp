@@ -128,7 +128,7 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 class assembler {
  public:
-  assembler(const program& p, evaluation& ev) : p_(p), ev_(ev) {
+  assembler(const program& p, evaluation& ev, std::vector<diagnostic>& out) : p_(p), ev_(ev), out_(out) {
     origin_chain_.assign(p.origins.size(), none);
     for (index c = 0; c < p.chains.size(); ++c)
       for (index r = p.chains[c].first; r < p.chains[c].first + p.chains[c].count; ++r)
@@ -297,6 +297,23 @@ class assembler {
           if (w.dispatch.empty() && reaches)
             for (const auto& t : b.results)
               if (is_dnat(t)) w.dispatch.push_back(&t);
+        } else if (b.origin != none && reported_branches_.insert(b.origin).second) {
+          // Clients from one source range go elsewhere than the others, in none of the shapes above
+          // (a RETURN or verdict for them, their own endpoint): the graph shows the other clients.
+          diagnostic d;
+          d.level = severity::warning;
+          d.code = error_code::unsupported_dispatch;
+          d.message = b.cls.k == source_class::kind::local
+                          ? "connections from the node's own addresses are sent elsewhere here than other clients' "
+                            "(not an endpoint selection): the graph shows the other clients' dispatch only"
+                          : fmt::format("connections from {} are sent elsewhere here than other clients' (not an "
+                                        "endpoint selection or a source-range gate): the graph shows the other "
+                                        "clients' dispatch only",
+                                        to_string(b.cls.prefix));
+          const auto& o = p_.origins[b.origin];
+          d.file = p_.sources[o.source];
+          d.where = o.where;
+          out_.push_back(std::move(d));
         }
       }
       if (!w.dispatch.empty()) {
@@ -730,6 +747,8 @@ class assembler {
 
   const program& p_;
   evaluation& ev_;
+  std::vector<diagnostic>& out_;
+  std::set<index> reported_branches_;  // rules whose unmodelled source branch was reported
   std::vector<fe_work> work_;
   std::vector<index> origin_chain_;
   std::unordered_set<ip_address> cluster_ips_;
@@ -744,7 +763,7 @@ dispatch_graph build(const program& p, std::vector<diagnostic>& out, const limit
   std::vector<dangling_reference> dangling;
   const auto before = out.size();
   auto ev = evaluate(p, out, dangling, lim);
-  assembler a(p, ev);
+  assembler a(p, ev, out);
   auto g = a.run();
   g.dangling = std::move(dangling);
   g.unevaluated = static_cast<std::uint32_t>(std::count_if(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),

@@ -707,6 +707,22 @@ class evaluator {
     return m;
   }
 
+  /// Whether a rule's action takes the connection off the path it is on (a verdict, a jump, a
+  /// translation); counters, logs and marks do not.
+  static bool changes_path(const rule& r) noexcept {
+    switch (r.act.kind) {
+      case action_kind::none:
+      case action_kind::mark_set:
+      case action_kind::set_update:
+      case action_kind::masquerade:
+      case action_kind::snat:
+      case action_kind::other:
+        return false;
+      default:
+        return true;
+    }
+  }
+
   bool leads_somewhere(const rule& r) const {
     switch (r.act.kind) {
       case action_kind::jump:
@@ -820,6 +836,16 @@ class evaluator {
         }
         auto m = match(r, f);
         if (m.spawn && f.fe != none && f.br < 0) spawn_branch(r, ri, f, m.cls, c, fr, depth);
+        // Before any frontend is known the evaluator follows the generic client only: a rule that sends
+        // one source range elsewhere here is not followed for it. Say so.
+        if (m.spawn && f.fe == none && f.br < 0 && changes_path(r) && first_report(ri))
+          warn(r.origin, error_code::unsupported_dispatch,
+               m.cls.k == source_class::kind::prefix
+                   ? fmt::format("a rule for connections from {} before their destination is known: the graph "
+                                 "follows the other clients only",
+                                 to_string(m.cls.prefix))
+                   : "a rule for some clients only (a source list or set) before their destination is known: "
+                     "the graph follows the other clients only");
         const bool narrows = m.has_rest && !f.d.exact() && f.br < 0;
         f.ended.reset();  // m.rest holds it now: a change need not copy it
         for (auto& g : m.matched) {
