@@ -707,3 +707,40 @@ COMMIT
     CHECK(c.unevaluated_b == 1);
   }
 }
+
+TEST_CASE("what a negated destination leaves goes on to the next rule as that destination") {
+  // found by a new user: `! -d 10.0.0.1 ... -j SEP1` then `-j SEP2` lost 10.0.0.1's own endpoint, so it
+  // compared equivalent to a ruleset that sends every address to SEP1
+  const auto g = graph_of_rules(R"(*nat
+:PREROUTING ACCEPT [0:0]
+:SEP1 - [0:0]
+:SEP2 - [0:0]
+-A SEP1 -p tcp -j DNAT --to-destination 10.1.0.1:8080
+-A SEP2 -p tcp -j DNAT --to-destination 10.1.0.2:8080
+-A PREROUTING ! -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j SEP1
+-A PREROUTING -p tcp -m tcp --dport 80 -j SEP2
+COMMIT
+)");
+  CHECK(g.diagnostics.empty());
+  REQUIRE(g.value.services.size() == 2);
+  CHECK(g.value.services[0].label() == "dnat tcp *:80");
+  REQUIRE(g.value.services[0].frontends.size() == 1);
+  REQUIRE(g.value.services[0].frontends[0].excluded.size() == 1);
+  CHECK(to_string(g.value.services[0].frontends[0].excluded[0]) == "10.0.0.1/32");
+  CHECK(g.value.services[1].label() == "dnat tcp 10.0.0.1:80");
+  REQUIRE(g.value.services[1].endpoints.size() == 1);
+  CHECK(to_string(g.value.services[1].endpoints[0].address) == "10.1.0.2");
+  CHECK(to_text(g.value).find("tcp *:80 -> dispatch (not to 10.0.0.1/32)") != std::string::npos);
+  // the same dispatch written the other way round compares equivalent
+  const auto h = graph_of_rules(R"(*nat
+:PREROUTING ACCEPT [0:0]
+:SEP1 - [0:0]
+:SEP2 - [0:0]
+-A SEP1 -p tcp -j DNAT --to-destination 10.1.0.1:8080
+-A SEP2 -p tcp -j DNAT --to-destination 10.1.0.2:8080
+-A PREROUTING -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j SEP2
+-A PREROUTING -p tcp -m tcp --dport 80 -j SEP1
+COMMIT
+)");
+  CHECK(compare(g.value, h.value).equivalent);
+}

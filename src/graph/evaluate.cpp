@@ -119,9 +119,23 @@ std::size_t dest_hash(const dest& d) noexcept {
 /// reached by it. Shared by the copies of one generic flow; copied before a change when shared.
 struct ended_set {
   std::unordered_multimap<std::size_t, dest> by_hash;
+  /// Destinations without an address that ended but for the one prefix they exclude (`! -d P -p tcp
+  /// --dport 80 -j DNAT ...`): what is left of them is their traffic to P. Few; searched in order.
+  std::vector<dest> all_but_one;
   [[nodiscard]] bool contains(const dest& d) const {
     const auto [lo, hi] = by_hash.equal_range(dest_hash(d));
     return std::any_of(lo, hi, [&](const auto& kv) { return dest_equal(kv.second, d); });
+  }
+  /// The prefix that is all that is left of `d` (a destination without address), if an earlier rule
+  /// ended the rest of it.
+  [[nodiscard]] const ip_prefix* left_of(const dest& d) const {
+    if (d.has_addr || d.local || d.n_excl != 0) return nullptr;
+    for (const auto& e : all_but_one) {
+      dest plain = e;
+      plain.n_excl = 0;
+      if (dest_equal(plain, d)) return &e.excl[0];
+    }
+    return nullptr;
   }
 };
 
@@ -850,6 +864,11 @@ class evaluator {
         f.ended.reset();  // m.rest holds it now: a change need not copy it
         for (auto& g : m.matched) {
           if (narrows && g.d.exact() && ended_before(m.rest, g.d)) continue;
+          if (narrows && m.rest.ended)
+            if (const ip_prefix* left = m.rest.ended->left_of(g.d)) {
+              g.d.has_addr = true;  // only the excluded prefix's traffic is still here
+              g.d.addr = *left;
+            }
           if (g.d.exact()) g.ended.reset();
           const dest reached = g.d;
           note_origin(g, r.origin);
@@ -863,9 +882,12 @@ class evaluator {
           const std::size_t n_next = next.size(), n_returned = returned.size();
           act(r, ri, std::move(g), c, fr, callee, depth, next, returned);
           // all of it ended here (no part continues or returns): the rest of the traffic never has it
-          if (narrows && reached.exact() && m.probability >= 1 && next.size() == n_next &&
-              returned.size() == n_returned)
-            mark_ended(m.rest, reached);
+          if (narrows && m.probability >= 1 && next.size() == n_next && returned.size() == n_returned) {
+            if (reached.exact())
+              mark_ended(m.rest, reached);
+            else if (!reached.has_addr && !reached.local && reached.n_excl == 1)
+              mark_ended_but_one(m.rest, reached);
+          }
         }
         if (m.has_rest) next.push_back(std::move(m.rest));
       }
@@ -880,6 +902,13 @@ class evaluator {
   }
 
   static bool ended_before(const flow& f, const dest& d) { return f.ended && f.ended->contains(d); }
+  static void mark_ended_but_one(flow& f, const dest& d) {
+    if (!f.ended)
+      f.ended = std::make_shared<ended_set>();
+    else if (f.ended.use_count() > 1)
+      f.ended = std::make_shared<ended_set>(*f.ended);
+    f.ended->all_but_one.push_back(d);
+  }
   static void mark_ended(flow& f, const dest& d) {
     if (!f.ended)
       f.ended = std::make_shared<ended_set>();

@@ -260,6 +260,11 @@ std::string to_text(const dispatch_graph& g) {
     for (const auto& f : s.frontends) {
       out += fmt::format("  {:<28} {} {}:{} -> {}", frontend_kind_name(f.kind), protocol_name(f.protocol),
                          where_text(f), port_text(f.port), outcome_name(f.result));
+      if (!f.excluded.empty()) {
+        std::vector<std::string> x;
+        for (const auto& p : f.excluded) x.push_back(to_string(p));
+        out += fmt::format(" (not to {})", fmt::join(x, ", "));
+      }
       if (!f.source_ranges.empty()) {
         std::vector<std::string> r;
         for (const auto& p : f.source_ranges) r.push_back(to_string(p));
