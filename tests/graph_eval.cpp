@@ -15,6 +15,7 @@
 #include <nflens/compare.hpp>
 #include <nflens/graph.hpp>
 #include <nflens/iptables.hpp>
+#include <nflens/nft.hpp>
 
 using namespace nflens;
 using namespace nflens::test;
@@ -743,4 +744,50 @@ COMMIT
 COMMIT
 )");
   CHECK(compare(g.value, h.value).equivalent);
+}
+
+TEST_CASE("a drop before NAT, or notrack, decides a frontend's connections before NAT can") {
+  // found by a new user: a mangle-table DROP of a ClusterIP, an nft prerouting filter chain dropping a
+  // ClusterIP (any port), and a raw-table `CT --notrack` all compared equivalent to the plain dump
+  const std::string nat = R"(*nat
+:PREROUTING ACCEPT [0:0]
+:SEP1 - [0:0]
+-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j SEP1
+-A SEP1 -p tcp -j DNAT --to-destination 10.1.0.1:80
+COMMIT
+)";
+  const auto plain = graph_of_rules(nat);
+  const auto dropped = graph_of_rules(nat + "*mangle\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -d 10.96.0.1/32 -j DROP\nCOMMIT\n");
+  CHECK(dropped.diagnostics.empty());
+  REQUIRE(dropped.value.services.size() == 1);
+  REQUIRE(dropped.value.services[0].frontends.size() == 1);
+  CHECK(dropped.value.services[0].frontends[0].result == outcome::drop);
+  CHECK_FALSE(compare(plain.value, dropped.value).equivalent);
+  const auto untracked = graph_of_rules(
+      nat + "*raw\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -d 10.96.0.1/32 -j CT --notrack\nCOMMIT\n");
+  CHECK(untracked.value.unevaluated == 1);
+  bool said = false;
+  for (const auto& d : untracked.diagnostics)
+    said = said || (d.code == error_code::unsupported_dispatch && d.message.find("not tracked") != std::string::npos);
+  CHECK(said);
+
+  const auto nft_graph = [](const std::string& text) {
+    auto parsed = nft::parse("test.nft", text);
+    REQUIRE_MESSAGE(parsed.ok(), render(parsed.diagnostics));
+    auto rs = nft::to_ruleset(parsed.value);
+    REQUIRE_MESSAGE(rs.ok(), render(rs.diagnostics));
+    auto g = build_graph(rs.value);
+    REQUIRE_MESSAGE(g.ok(), render(g.diagnostics));
+    return std::move(g.value);
+  };
+  const std::string table = "table ip t {{\n\tchain pre {{\n\t\ttype filter hook prerouting priority mangle; policy accept;\n"
+                            "{}\t}}\n\tchain nat {{\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n"
+                            "\t\tip daddr 10.96.0.1 tcp dport 80 dnat to 10.1.0.1:80\n\t}}\n}}\n";
+  const auto open = nft_graph(fmt::format(fmt::runtime(table), ""));
+  const auto closed = nft_graph(fmt::format(fmt::runtime(table), "\t\tip daddr 10.96.0.1 drop\n"));
+  REQUIRE(closed.services.size() == 1);
+  REQUIRE(closed.services[0].frontends.size() == 1);
+  CHECK(closed.services[0].frontends[0].result == outcome::drop);
+  CHECK(open.services[0].frontends[0].result == outcome::dispatch);
+  CHECK_FALSE(compare(open, closed).equivalent);
 }

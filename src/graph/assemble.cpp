@@ -98,6 +98,7 @@ struct fe_work {
   bool direct_first = false;  // the selection is the first chain entered
   outcome verdict = outcome::none;
   std::vector<ip_prefix> ranges;
+  outcome pre_dnat_verdict = outcome::none;  // every new connection dropped or rejected before NAT
   std::vector<ip_prefix> short_prefixes;
   bool short_local = false;
   std::vector<const branch*> affinity;
@@ -271,7 +272,12 @@ class assembler {
     const auto& fr = ev_.frontends;
     for (const index r : w.recs) set_identity(w, fr[r]);
     if (w.gate_rec != none)
-      if (auto g = gate_of(fr[w.gate_rec])) w.ranges = std::move(*g);
+      if (auto g = gate_of(fr[w.gate_rec])) {
+        if (g->empty())
+          w.pre_dnat_verdict = verdict_of(fr[w.gate_rec].results);  // no source gets past it
+        else
+          w.ranges = std::move(*g);
+      }
     if (w.rec != none) {
       const auto& r = fr[w.rec];
       for (const auto& t : r.results)
@@ -550,7 +556,9 @@ class assembler {
       for (std::uint8_t i = 0; i < w->d.n_excl; ++i) f.excluded.push_back(w->d.excl[i]);
       f.protocol = w->d.has_proto ? w->d.proto : l4_protocol::any;
       f.port = w->d.has_port ? w->d.port : port_range{0, 65535};
-      if (w->has_dispatch) {
+      if (w->pre_dnat_verdict != outcome::none) {
+        f.result = w->pre_dnat_verdict;  // dropped before NAT could translate it
+      } else if (w->has_dispatch) {
         f.result = (w->selection == cluster_sel || cluster_sel == none) ? outcome::dispatch : outcome::dispatch_local;
         if (!w->ranges.empty() && w->rec != none && !dispatches(fr[w->rec])) {
           // Gated in NAT (KUBE-FW-*): admitted sources reach the dispatch, the rest is dropped later.

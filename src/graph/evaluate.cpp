@@ -218,10 +218,27 @@ class evaluator {
       stage_ = st;
       std::fill(walked_.begin(), walked_.end(), 0);
       std::fill(visited_.begin(), visited_.end(), 0);
+      // Before NAT, rules may name a destination more widely than its frontend (`ip daddr 10.96.0.10 drop`
+      // for a ClusterIP's every port): the chains also run for each frontend NAT translates, exactly.
+      std::vector<flow> seeds;
+      if (st == stage::pre_dnat) {
+        std::unordered_multimap<std::size_t, dest> seen;
+        for (const auto& rec : ev_.frontends) {
+          if (rec.when != stage::nat || !rec.d.exact()) continue;
+          const auto h = dest_hash(rec.d);
+          const auto [lo, hi] = seen.equal_range(h);
+          if (std::any_of(lo, hi, [&](const auto& kv) { return dest_equal(kv.second, rec.d); })) continue;
+          seen.emplace(h, rec.d);
+          flow f;
+          f.d = rec.d;
+          seeds.push_back(std::move(f));
+        }
+      }
       auto start = [&](index c) {
         if (c == none || c >= p_.chains.size() || visited_[c]) return;
         inexact_.clear();
         std::vector<flow> flows(1);
+        flows.insert(flows.end(), seeds.begin(), seeds.end());
         // What comes back from an entry chain is not translated here: record it for its frontend.
         for (auto& f : run_chain(c, std::move(flows), frame{}, 0)) {
           if (f.fe == none) continue;
@@ -1001,6 +1018,14 @@ class evaluator {
     switch (a.kind) {
       case action_kind::none:
       case action_kind::other:
+        // An untracked connection is never translated (NAT works on conntrack entries): a `notrack`
+        // before NAT that meets a frontend's connections changes its dispatch, which is not modelled.
+        if (a.text == "notrack" && stage_ == stage::pre_dnat && f.d.exact() && first_report(ri))
+          warn(r.origin, error_code::unsupported_dispatch,
+               "connections here are not tracked (notrack), so NAT does not translate them; the graph does not "
+               "model it and shows their dispatch as if tracked");
+        next.push_back(std::move(f));
+        return;
       case action_kind::set_update:
         next.push_back(std::move(f));
         return;

@@ -43,14 +43,24 @@ class lowering {
     }
     const table* nat = find_table(rs_, table_id::nat);
     const table* filter = find_table(rs_, table_id::filter);
+    // raw and mangle run before NAT in PREROUTING and OUTPUT (their hook priorities -300 and -150): what
+    // they drop, NAT never sees.
+    const table* raw = find_table(rs_, table_id::raw);
+    const table* mangle = find_table(rs_, table_id::mangle);
     // Chains first (so jumps resolve), then rules chain by chain.
     if (nat != nullptr) declare(*nat, d::table_kind::nat);
     if (filter != nullptr) declare(*filter, d::table_kind::filter);
+    if (raw != nullptr) declare(*raw, d::table_kind::other);
+    if (mangle != nullptr) declare(*mangle, d::table_kind::other);
     if (nat != nullptr) lower(*nat);
     if (filter != nullptr) lower(*filter);
+    if (raw != nullptr) lower(*raw);
+    if (mangle != nullptr) lower(*mangle);
     auto chain_of = [&](const table* t, std::string_view name) -> d::index {
       return t == nullptr ? d::none : find(t->id, name);
     };
+    for (const table* t : {raw, mangle})
+      for (const char* c : {"PREROUTING", "OUTPUT"}) add_entry(chain_of(t, c), d::stage::pre_dnat, false);
     for (const char* c : {"PREROUTING", "OUTPUT"}) add_entry(chain_of(nat, c), d::stage::nat, false);
     for (const char* c : {"INPUT", "FORWARD", "OUTPUT"}) add_entry(chain_of(filter, c), d::stage::post_dnat, false);
     // kube-proxy installs the hook jumps with `iptables -I`, not in its restore input: start from its entry
@@ -64,7 +74,18 @@ class lowering {
 
  private:
   using chain_map = std::unordered_map<std::string_view, d::index>;
-  chain_map& chains_of(table_id t) { return t == table_id::nat ? nat_chains_ : filter_chains_; }
+  chain_map& chains_of(table_id t) {
+    switch (t) {
+      case table_id::nat:
+        return nat_chains_;
+      case table_id::raw:
+        return raw_chains_;
+      case table_id::mangle:
+        return mangle_chains_;
+      default:
+        return filter_chains_;
+    }
+  }
   d::index find(table_id t, std::string_view name) {
     auto& m = chains_of(t);
     auto it = m.find(name);
@@ -423,6 +444,11 @@ class lowering {
       default:
         a.kind = d::action_kind::other;
         a.text = tg.name;
+        // `-j NOTRACK`, `-j CT --notrack`: the evaluator reports it where NAT would have translated
+        if (tg.name == "NOTRACK") a.text = "notrack";
+        if (tg.name == "CT")
+          for (const auto& o : tg.options)
+            if (o.kind == value_kind::generic && o.generic_value().name == "notrack") a.text = "notrack";
         return;
     }
   }
@@ -430,7 +456,7 @@ class lowering {
   const ruleset& rs_;
   d::program& p_;
   std::unordered_map<const source*, std::uint32_t> source_ix_;
-  chain_map nat_chains_, filter_chains_;
+  chain_map nat_chains_, filter_chains_, raw_chains_, mangle_chains_;
   std::deque<std::string> texts_;
 };
 

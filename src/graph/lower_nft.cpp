@@ -620,8 +620,12 @@ class lowering {
       } else if (s.is<queue_stmt>()) {
         a.kind = d::action_kind::accept;
         act(std::move(a));
+      } else if (s.is<notrack_stmt>()) {
+        a.kind = d::action_kind::other;
+        a.text = "notrack";  // the evaluator reports it where NAT would have translated the connection
+        act(std::move(a));
       } else if (s.is<counter_stmt>() || s.is<limit_stmt>() || s.is<quota_stmt>() || s.is<log_stmt>() ||
-                 s.is<last_stmt>() || s.is<objref_stmt>() || s.is<notrack_stmt>() || s.is<connlimit_stmt>()) {
+                 s.is<last_stmt>() || s.is<objref_stmt>() || s.is<connlimit_stmt>()) {
         continue;  // no effect on where a new connection is translated to
       } else {
         opaque(r, s);  // xt leftovers, unknown statements, anonymous chains: reported if they decide dispatch
