@@ -10,6 +10,7 @@
 #include <nflens/nft.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 #include <variant>
@@ -143,6 +144,26 @@ TEST_SUITE("unit") {
     check_located(c.diagnostics, chains);
     REQUIRE(c.ok());
     CHECK(count(c.value).chains == 100'000);
+  }
+
+  TEST_CASE("hostile nft: defines that double a set at every level stop at a bound, located") {
+    // found by a new user: 40 lines of `define aN = { $aN-1, $aN-1 }` asked for 2^40 elements (8-10 GB)
+    std::string text = "define a0 = { 1, 2 }\n";
+    for (int i = 1; i <= 40; ++i) text += fmt::format("define a{} = {{ $a{}, $a{} }}\n", i, i - 1, i - 1);
+    text += "table ip t {\n\tchain c {\n\t\ttcp dport $a40 accept\n\t}\n}\n";
+    const auto r = parse(text);
+    check_located(r.diagnostics, text);
+    CHECK_FALSE(r.ok());
+    REQUIRE_FALSE(r.diagnostics.empty());
+    CHECK(r.diagnostics[0].code == error_code::input_too_large);
+    // the elements merged so far (2 + 4 + ... + 2^19, at a18 on line 19) pass a million plus the input's size
+    CHECK(r.diagnostics[0].file->locate(r.diagnostics[0].where).line == 19);
+    // a set merged from variables within the bound is kept whole
+    std::string fine = "define a0 = { 1, 2 }\n";
+    for (int i = 1; i <= 10; ++i) fine += fmt::format("define a{} = {{ $a{}, $a{} }}\n", i, i - 1, i - 1);
+    fine += "table ip t {\n\tchain c {\n\t\ttcp dport $a10 accept\n\t}\n}\n";
+    const auto f = parse(fine);
+    CHECK(f.ok());
   }
 
   TEST_CASE("hostile nft: CRLF line ends parse like LF ones") {

@@ -242,6 +242,19 @@ struct state {
 
   // Limits and diagnose mode
   std::uint32_t depth = 0;
+  /// Elements copied into sets from other sets (`define a = { $b, $b }`, `{ { ... } }`): bounded, as a
+  /// few lines of nested defines double them at every level.
+  std::size_t merged_elements = 0;
+  void merge_elements(std::span<const element> inner, span where) {
+    merged_elements += inner.size();
+    const std::size_t cap = 1'000'000 + src.text().size();
+    if (merged_elements > cap)
+      throw syntax_error{where.offset, where.length, error_code::input_too_large,
+                         fmt::format("sets merged into sets (nested `$variables`, `{{ {{ ... }} }}`) grow past {} "
+                                     "elements, more than the input can mean",
+                                     cap)};
+    elems.insert(elems.end(), inner.begin(), inner.end());
+  }
   std::uint32_t lookahead = 0;
   std::uint32_t include_depth = 0;
   std::vector<diagnostic>* extra = nullptr;
@@ -1796,7 +1809,7 @@ void finish_element(const In& in, state& st) {
     if (const auto* inner = st.exprs.back().get<set_expr>()) {
       const auto inner_elements = inner->elements;
       st.exprs.pop_back();
-      st.elems.insert(st.elems.end(), inner_elements.begin(), inner_elements.end());
+      st.merge_elements(inner_elements, e.where);
       return;
     }
   }
@@ -1830,8 +1843,7 @@ struct action<g::set_list_member_expr> {
     if (in.size() == 0 || *in.begin() != '{') return;
     // A nested anonymous set: its elements join the enclosing set (nft merges them).
     const expr nested = st.pop();
-    const auto elements = nested.get<set_expr>()->elements;
-    st.elems.insert(st.elems.end(), elements.begin(), elements.end());
+    st.merge_elements(nested.get<set_expr>()->elements, st.span_of(in));
   }
 };
 // A map's key given twice with different data: the kernel refuses the second ("Could not process rule:
