@@ -791,3 +791,32 @@ COMMIT
   CHECK(open.services[0].frontends[0].result == outcome::dispatch);
   CHECK_FALSE(compare(open, closed).equivalent);
 }
+
+TEST_CASE("constructs the graph cannot follow on a dispatch path are warnings, not silence") {
+  // found by a new user: `-m limit`, `--sport`, a DNAT port range and nft's `dnat to numgen ... map`
+  // were taken silently (the last one even gave "no services")
+  const auto warned = [](const result<dispatch_graph>& g, std::string_view what) {
+    bool found = false;
+    for (const auto& d : g.diagnostics)
+      found = found || (d.code == error_code::unsupported_dispatch && d.message.find(what) != std::string::npos);
+    CHECK_MESSAGE(found, what, "\n", render(g.diagnostics));
+    CHECK(g.value.unevaluated >= 1);
+  };
+  const std::string head = "*nat\n:PREROUTING ACCEPT [0:0]\n";
+  warned(graph_of_rules(head + "-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -m limit --limit 1/sec -j DNAT "
+                               "--to-destination 10.1.0.1:80\nCOMMIT\n"),
+         "'-m limit'");
+  warned(graph_of_rules(head + "-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --sport 1000 --dport 80 -j DNAT "
+                               "--to-destination 10.1.0.1:80\nCOMMIT\n"),
+         "source port");
+  warned(graph_of_rules(head + "-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j DNAT "
+                               "--to-destination 10.1.0.1:8080-8090\nCOMMIT\n"),
+         "a port range");
+  auto parsed = nft::parse("t.nft", "table ip t {\n\tchain pre {\n\t\ttype nat hook prerouting priority dstnat;\n"
+                                    "\t\tip daddr 10.0.0.1 tcp dport 80 dnat to numgen random mod 2 map { 0 : 10.1.0.1, "
+                                    "1 : 10.1.0.2 } : 8080\n\t}\n}\n");
+  REQUIRE_MESSAGE(parsed.ok(), render(parsed.diagnostics));
+  auto rs = nft::to_ruleset(parsed.value);
+  REQUIRE(rs.ok());
+  warned(build_graph(rs.value), "a translation the graph does not model");
+}

@@ -631,7 +631,14 @@ class evaluator {
           break;
         }
         case cond_kind::port: {
-          if (c.what != field::dport) break;  // a source port does not decide dispatch
+          if (c.what != field::dport) {
+            // a client's source port is its own choice: the graph follows every client, as if it matched
+            if (c.what == field::sport && first_report(static_cast<std::size_t>(&r - p_.rules.data())) &&
+                leads_somewhere(r))
+              warn(r.origin, error_code::unsupported_dispatch,
+                   "a source port match on a dispatch path is not evaluated; assumed to match");
+            break;
+          }
           const value* vals = p_.values.data() + c.first;
           std::vector<flow> next;
           for (auto& fl : cur) {
@@ -1018,6 +1025,10 @@ class evaluator {
     switch (a.kind) {
       case action_kind::none:
       case action_kind::other:
+        if (a.text == "unmodelled-nat" && stage_ == stage::nat && first_report(ri))
+          warn(r.origin, error_code::unsupported_dispatch,
+               "a translation the graph does not model (its address or port comes from a map or an expression): "
+               "the connections it translates are not in the graph");
         // An untracked connection is never translated (NAT works on conntrack entries): a `notrack`
         // before NAT that meets a frontend's connections changes its dispatch, which is not modelled.
         if (a.text == "notrack" && stage_ == stage::pre_dnat && f.d.exact() && first_report(ri))
@@ -1063,6 +1074,10 @@ class evaluator {
         if (a.addr_range && first_report(ri))
           warn(r.origin, error_code::unsupported_dispatch,
                "DNAT to an address range: the graph keeps its first address as the endpoint");
+        else if (a.has_port && a.ports.last != a.ports.first && first_report(ri))
+          warn(r.origin, error_code::unsupported_dispatch,
+               fmt::format("{} to a port range: the graph keeps its first port ({}) as the endpoint's",
+                           a.kind == action_kind::dnat ? "DNAT" : "REDIRECT", a.ports.first));
         end(f, t, ri, c, fr);
         return;
       }

@@ -220,8 +220,10 @@ class lowering {
         if (auto x = as_comment(m)) out.comment = x->text;
         return;
       case module_id::nfacct:
+        return;  // counters do not decide where a new connection goes
       case module_id::limit:
-        return;  // counters and rate limits do not decide where a new connection goes
+        opaque("-m limit");  // past the rate the rule does not match: reported where it decides dispatch
+        return;
       case module_id::statistic:
         if (auto x = as_statistic(m)) {
           // xt_statistic inverts the outcome: `! --probability P` matches when the 31-bit random number

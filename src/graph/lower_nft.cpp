@@ -583,9 +583,9 @@ class lowering {
               }
             }
             if (!ok) {
-              opaque(r, s);
               a = d::action{};
               a.kind = d::action_kind::other;
+              a.text = "unmodelled-nat";  // reported where it is reached
             }
             break;
           }
@@ -624,8 +624,9 @@ class lowering {
         a.kind = d::action_kind::other;
         a.text = "notrack";  // the evaluator reports it where NAT would have translated the connection
         act(std::move(a));
-      } else if (s.is<counter_stmt>() || s.is<limit_stmt>() || s.is<quota_stmt>() || s.is<log_stmt>() ||
-                 s.is<last_stmt>() || s.is<objref_stmt>() || s.is<connlimit_stmt>()) {
+      } else if (s.is<limit_stmt>() || s.is<quota_stmt>() || s.is<connlimit_stmt>()) {
+        opaque(r, s);  // past the rate or quota the rule stops here: reported where it decides dispatch
+      } else if (s.is<counter_stmt>() || s.is<log_stmt>() || s.is<last_stmt>() || s.is<objref_stmt>()) {
         continue;  // no effect on where a new connection is translated to
       } else {
         opaque(r, s);  // xt leftovers, unknown statements, anonymous chains: reported if they decide dispatch
