@@ -160,6 +160,42 @@ TEST_SUITE("unit") {
     CHECK(listing(rs) == before);
   }
 
+  TEST_CASE("nft apply: NAT statements only where the kernel runs them, also through jumps and verdict maps") {
+    // found by a new user; each refused by the kernel at commit ("Operation not supported"), checked in a
+    // network namespace with nft 1.0.6
+    const std::string tables = "add table ip t\nadd chain ip t x\nadd chain ip t y\n";
+    const struct {
+      const char* commands;
+      const char* says;
+    } bad[] = {
+        {"add chain ip t c { type filter hook input priority 0; }\nadd rule ip t c tcp dport 80 dnat to 10.0.0.1\n",
+         "dnat in chain c, reached from base chain c (filter hook input)"},
+        {"add chain ip t c { type nat hook postrouting priority 100; }\nadd rule ip t c jump x\n"
+         "add rule ip t x tcp dport 80 dnat to 10.0.0.1\n",
+         "dnat in chain x, reached from base chain c (nat hook postrouting)"},
+        {"add chain ip t c { type nat hook prerouting priority -100; }\nadd rule ip t c masquerade\n",
+         "masquerade in chain c"},
+        {"add map ip t m { type ipv4_addr : verdict; elements = { 1.2.3.4 : goto y } }\n"
+         "add chain ip t c { type nat hook postrouting priority 100; }\nadd rule ip t c ip daddr vmap @m\n"
+         "add rule ip t y meta l4proto tcp redirect to :80\n",
+         "redirect in chain y, reached from base chain c"},
+    };
+    for (const auto& b : bad) {
+      nft::ruleset rs;
+      const std::string err = run(rs, tables + b.commands, "nat.nft");
+      CHECK_MESSAGE(err.find(b.says) != std::string::npos, err);
+      CHECK(err.find("error[invalid-value]") != std::string::npos);
+      CHECK(rs.tables.empty());  // the transaction is not applied
+    }
+    nft::ruleset ok;
+    CHECK(run(ok, tables +
+                      "add chain ip t o { type nat hook output priority -100; }\nadd rule ip t o jump x\n"
+                      "add rule ip t x meta l4proto tcp dnat to 10.0.0.1:80\n"
+                      "add chain ip t i { type nat hook input priority 100; }\nadd rule ip t i snat to 10.0.0.2\n"
+                      "add rule ip t y masquerade\n")  // y: no base chain reaches it
+              .empty());
+  }
+
   TEST_CASE("nft apply: delete, destroy, flush and rename") {
     nft::ruleset rs;
     REQUIRE(run(rs,

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -1329,6 +1330,91 @@ class applier {
   }
 };
 
+/// The kernel's check of NAT statements against the base chains that reach them (nft_nat_validate,
+/// nft_chain_validate_hooks, run at commit): dnat and redirect only in nat chains at prerouting or
+/// output, snat only at postrouting or input, masquerade only at postrouting — also through jumps, gotos
+/// and verdict maps. A chain no base chain reaches is not checked. One error per statement, at it.
+void check_nat_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
+  struct refs {
+    std::vector<std::string_view> chains, sets;
+    void chain_ref(std::string_view c, span) { chains.push_back(c); }
+    void set_ref(std::string_view n, span) { sets.push_back(n); }
+    void dynset_ref(std::string_view, span) {}
+    void flowtable_ref(std::string_view, span) {}
+    void object_ref(object_type, std::string_view, span) {}
+  };
+  const auto allowed = [](nat_kind k, hook h) {
+    switch (k) {
+      case nat_kind::dnat:
+      case nat_kind::redirect:
+        return h == hook::prerouting || h == hook::output;
+      case nat_kind::snat:
+        return h == hook::postrouting || h == hook::input;
+      case nat_kind::masquerade:
+        return h == hook::postrouting;
+    }
+    return false;
+  };
+  for (const auto& t : rs.tables) {
+    std::unordered_map<std::string_view, std::size_t> chain_at, set_at;
+    for (std::size_t i = 0; i < t.chains.size(); ++i) chain_at.emplace(t.chains[i].name, i);
+    for (std::size_t i = 0; i < t.sets.size(); ++i) set_at.emplace(t.sets[i].name, i);
+    std::set<const stmt*> reported;
+    for (const auto& b : t.chains) {
+      if (b.base == nullptr) continue;
+      std::vector<char> seen(t.chains.size(), 0);
+      std::vector<std::size_t> todo{chain_at[b.name]};
+      seen[todo.back()] = 1;
+      while (!todo.empty()) {
+        const auto& c = t.chains[todo.back()];
+        todo.pop_back();
+        refs found;
+        const auto check = [&](const auto& self, std::span<const stmt> stmts, const source* file) -> void {
+          for (const auto& st : stmts) {
+            if (const auto* n = st.get<nat_stmt>();
+                n != nullptr && (b.base->type != chain_type::nat || !allowed(n->kind, b.base->hook_point)) &&
+                reported.insert(&st).second) {
+              diagnostic d;
+              d.level = severity::error;
+              d.code = error_code::invalid_value;
+              d.message = fmt::format(
+                  "{} in chain {}, reached from base chain {} ({} hook {}): the kernel allows it only in nat chains "
+                  "at {} (\"Operation not supported\")",
+                  name(n->kind), c.name, b.name, name(b.base->type), name(b.base->hook_point),
+                  n->kind == nat_kind::masquerade ? "postrouting"
+                  : n->kind == nat_kind::snat     ? "postrouting or input"
+                                                  : "prerouting or output");
+              for (const auto& src : rs.sources)
+                if (src.get() == file) d.file = src;
+              d.where = st.where;
+              diags.push_back(std::move(d));
+            }
+            if (const auto* a = st.get<anonymous_chain_stmt>(); a != nullptr && a->body != nullptr)
+              for (const auto& r : a->body->rules) self(self, r.stmts, file);
+          }
+        };
+        for (const auto& r : c.rules) {
+          walk_rule(r, found);
+          check(check, r.stmts, r.file);
+        }
+        // verdict maps the chain looks up jump on through their elements
+        for (const auto sn : found.sets) {
+          const auto it = set_at.find(sn);
+          if (it == set_at.end()) continue;
+          ref_walker<refs> w{found};
+          for (const auto& el : t.sets[it->second].elements) w.ex(el.data);
+        }
+        for (const auto cn : found.chains) {
+          const auto it = chain_at.find(cn);
+          if (it == chain_at.end() || seen[it->second]) continue;
+          seen[it->second] = 1;
+          todo.push_back(it->second);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<diagnostic> apply(ruleset& r, const script& s, const apply_options& options) {
@@ -1337,6 +1423,11 @@ std::vector<diagnostic> apply(ruleset& r, const script& s, const apply_options& 
   a.run();
   auto diags = a.take();
   if (a.errors() != 0) return diags;
+  const auto before = diags.size();
+  work.sources.insert(work.sources.end(), s.sources.begin(), s.sources.end());
+  check_nat_hooks(work, diags);
+  work.sources.resize(work.sources.size() - s.sources.size());
+  if (diags.size() != before) return diags;
   for (const auto& src : s.sources)
     if (std::find(work.sources.begin(), work.sources.end(), src) == work.sources.end()) work.sources.push_back(src);
   if (a.arena_used()) work.sources.push_back(a.arena());
