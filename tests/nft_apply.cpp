@@ -196,6 +196,18 @@ TEST_SUITE("unit") {
               .empty());
   }
 
+  TEST_CASE("nft apply: add element of a map key that is there with other data is refused") {
+    // checked in a network namespace: "File exists"; the same element again is nothing new
+    nft::ruleset rs;
+    REQUIRE(run(rs, "add table ip t\nadd chain ip t a\nadd chain ip t b\n"
+                    "add map ip t m { type ipv4_addr : verdict; elements = { 1.2.3.4 : goto a } }\n")
+                .empty());
+    CHECK(run(rs, "add element ip t m { 1.2.3.4 : goto a }\n").empty());
+    const std::string err = run(rs, "add element ip t m { 1.2.3.4 : goto b }\n", "u.nft");
+    CHECK(err.find("u.nft:1:") != std::string::npos);
+    CHECK(err.find("error[object-exists]: the key is in map m already, with other data") != std::string::npos);
+  }
+
   TEST_CASE("nft apply: delete, destroy, flush and rename") {
     nft::ruleset rs;
     REQUIRE(run(rs,

@@ -866,6 +866,14 @@ class applier {
                el.file != nullptr ? el.file : file, el.where);
           return;
         }
+        // `add` of a map key that is there with other data: the kernel refuses it (File exists)
+        const auto& have = set.elements[*at];
+        if (el.data != nullptr && have.data != nullptr && !equal(*el.data, *have.data)) {
+          fail(error_code::object_exists,
+               fmt::format("the key is in map {} already, with other data (File exists)", set.name),
+               el.file != nullptr ? el.file : file, el.where);
+          return;
+        }
         continue;
       }
       const auto i = static_cast<std::uint32_t>(set.elements.size());
