@@ -158,9 +158,10 @@ void save_generic_options(out_t& out, std::span<const option> opts) {
     negation(out, o.negated);
     const auto& g = o.generic_value();
     putf(out, " --{}", g.name);
-    for (const auto& a : g.arguments) {
-      out += ' ';
-      out.append(a.raw);
+    for (std::size_t i = 0; i < g.arguments.size(); ++i) {
+      // an argument that starts with `-` was written `--name=-x` (apart it would read as an option)
+      out += i == 0 && g.arguments[i].raw.starts_with('-') ? '=' : ' ';
+      out.append(g.arguments[i].raw);
     }
   }
 }
