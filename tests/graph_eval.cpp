@@ -820,3 +820,29 @@ TEST_CASE("constructs the graph cannot follow on a dispatch path are warnings, n
   REQUIRE(rs.ok());
   warned(build_graph(rs.value), "a translation the graph does not model");
 }
+
+TEST_CASE("a mark match in NAT when a rule before NAT sets marks is reported") {
+  // found by a new user: a mangle-table MARK decided which endpoint a NAT rule picked, unseen
+  const std::string nat = R"(*nat
+:PREROUTING ACCEPT [0:0]
+:SEP1 - [0:0]
+:SEP2 - [0:0]
+-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -m mark --mark 0x1 -j SEP1
+-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j SEP2
+-A SEP1 -p tcp -j DNAT --to-destination 10.1.0.1:80
+-A SEP2 -p tcp -j DNAT --to-destination 10.1.0.2:80
+COMMIT
+)";
+  const auto alone = graph_of_rules(nat);
+  CHECK(alone.diagnostics.empty());  // nothing sets the mark: the first rule never matches a new connection
+  REQUIRE(alone.value.services.size() == 1);
+  REQUIRE(alone.value.services[0].endpoints.size() == 1);
+  CHECK(to_string(alone.value.services[0].endpoints[0].address) == "10.1.0.2");
+  const auto marked = graph_of_rules(
+      nat + "*mangle\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -s 10.5.0.0/16 -j MARK --set-xmark 0x1/0xffffffff\nCOMMIT\n");
+  REQUIRE(marked.diagnostics.size() == 1);
+  CHECK(marked.diagnostics[0].code == error_code::unsupported_dispatch);
+  CHECK(marked.diagnostics[0].file->locate(marked.diagnostics[0].where).line == 5);
+  CHECK(marked.diagnostics[0].message.find("a rule before NAT sets marks (at test.rules:12)") != std::string::npos);
+  CHECK(marked.value.unevaluated == 1);
+}

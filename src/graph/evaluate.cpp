@@ -191,6 +191,36 @@ class evaluator {
     // An entry chain is a fallback only for input without the jumps into it (kube-proxy's restore input
     // lacks the hook chains' jumps): one that a rule or element jumps to but the hooks did not reach is
     // unreachable (an earlier rule ended its traffic), not an entry.
+    // A mark set before NAT (raw/mangle tables, nft chains before dstnat) reaches the NAT chains' mark
+    // matches; the stages are evaluated apart, so a mark match in NAT is then not decided here.
+    {
+      std::vector<char> seen(p.chains.size(), 0);
+      std::vector<index> todo;
+      for (const auto& e : p.entries)
+        if (e.when == stage::pre_dnat && e.chain < p.chains.size() && !seen[e.chain]) {
+          seen[e.chain] = 1;
+          todo.push_back(e.chain);
+        }
+      auto follow = [&](index t) {
+        if (t < p.chains.size() && !seen[t]) {
+          seen[t] = 1;
+          todo.push_back(t);
+        }
+      };
+      while (!todo.empty() && premark_ == none) {
+        const auto& ch = p.chains[todo.back()];
+        todo.pop_back();
+        for (index i = ch.first; i < ch.first + ch.count; ++i) {
+          const auto& r = p.rules[i];
+          if (r.act.kind == action_kind::mark_set || (r.act.kind == action_kind::other && r.act.text == "CONNMARK"))
+            premark_ = r.origin;
+          if (r.act.kind == action_kind::jump || r.act.kind == action_kind::go_to) follow(r.act.target);
+          if (r.act.map < p.maps.size())
+            for (index e = p.maps[r.act.map].first; e < p.maps[r.act.map].first + p.maps[r.act.map].count; ++e)
+              follow(p.elements[e].result.target);
+        }
+      }
+    }
     jumped_to_.assign(p.chains.size(), 0);
     auto jumps = [&](action_kind k, index target) {
       if ((k == action_kind::jump || k == action_kind::go_to) && target < p.chains.size()) jumped_to_[target] = 1;
@@ -705,6 +735,12 @@ class evaluator {
         case cond_kind::mark: {
           const bool hit = (f.mark & c.a) == c.b;
           fail = hit == c.negated;
+          if (stage_ == stage::nat && premark_ != none && !ignore_source &&
+              first_report(static_cast<std::size_t>(&r - p_.rules.data())) && leads_somewhere(r))
+            warn(r.origin, error_code::unsupported_dispatch,
+                 fmt::format("a mark match in NAT, and a rule before NAT sets marks (at {}): the graph takes the mark "
+                             "NAT sees as the one NAT's own rules set",
+                             describe(premark_)));
           break;
         }
         case cond_kind::iface:
@@ -1190,6 +1226,14 @@ class evaluator {
   std::vector<std::uint8_t> walked_;
   std::vector<std::uint8_t> visited_;
   std::vector<std::uint8_t> jumped_to_;  // per chain: some rule or map element jumps or goes to it
+  index premark_ = none;                 // a rule before NAT that sets a (conntrack) mark, if any
+  std::string describe(index origin) const {
+    const auto& o = p_.origins[origin];
+    const auto& src = p_.sources[o.source];
+    if (!src) return "an earlier rule";
+    const auto loc = src->locate(o.where);
+    return fmt::format("{}:{}", src->name(), loc.line);
+  }
   /// Frontends this run recorded at a translation reached before the destination was exact, by dest_hash.
   std::unordered_multimap<std::size_t, index> inexact_;
   const std::uint64_t budget_;

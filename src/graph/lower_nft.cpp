@@ -610,6 +610,9 @@ class lowering {
           }
         } else {
           a.kind = d::action_kind::other;
+          if (const auto* ct = mg->target != nullptr ? mg->target->get<ct_expr>() : nullptr;
+              ct != nullptr && ct->key == ct_key::mark)
+            a.text = "CONNMARK";  // a conntrack mark: seen by later `ct mark` matches
         }
         act(std::move(a));
       } else if (const auto* ss = s.get<set_stmt>()) {
