@@ -282,4 +282,25 @@ TEST_SUITE("unit") {
     CHECK(s.in_interface->negated);
     CHECK(s.protocol.negated);
   }
+
+  TEST_CASE("iptables parse: a unique prefix of a long option is that option, as getopt_long takes it") {
+    // found by a new user; checked with iptables-restore 1.8.9: `--to`, `--dp`, `--prob`, `--comm` load,
+    // `--r` (random, random-fully) is refused
+    const auto rs = parse_ok("*nat\n:PREROUTING ACCEPT [0:0]\n"
+                             "-A PREROUTING -p tcp --dp 80 -m statistic --mode random --prob 0.5 -m comment --comm x "
+                             "-j DNAT --to 10.0.0.1:80\nCOMMIT\n");
+    const auto& s = *only_rule(rs).spec;
+    REQUIRE(s.matches.size() == 3);
+    REQUIRE(s.matches[0].options.size() == 1);
+    CHECK(s.matches[0].options[0].id == ipt::option_id::tcp_dport);
+    CHECK(s.matches[1].options[1].id == ipt::option_id::statistic_probability);
+    CHECK(s.matches[2].options[0].id == ipt::option_id::comment_comment);
+    REQUIRE(s.target.options.size() == 1);
+    CHECK(s.target.options[0].id == ipt::option_id::nat_to_destination);
+    CHECK(ipt::print(only_rule(rs)) ==
+          "-A PREROUTING -p tcp -m tcp --dport 80 -m statistic --mode random --probability 0.50000000000 -m comment "
+          "--comment x -j DNAT --to-destination 10.0.0.1:80");
+    auto r = ipt::parse("t.rules", "*nat\n-A PREROUTING -p tcp -j DNAT --r 10.0.0.1:80\nCOMMIT\n");
+    CHECK_FALSE(r.ok());
+  }
 }

@@ -817,7 +817,16 @@ const module_spec* find_target_module(std::string_view name) noexcept {
 const option_spec* find_option(const module_spec& m, std::string_view name) noexcept {
   for (const auto& o : m.options)
     if (o.name.size() == name.size() && o.name == name) return &o;
-  return nullptr;
+  // getopt_long, which iptables parses with, takes a unique prefix of a long option (`--to` for
+  // `--to-destination`, `--prob`); prefixes of two aliases of one option are one option
+  const option_spec* found = nullptr;
+  if (name.empty()) return nullptr;
+  for (const auto& o : m.options) {
+    if (!o.name.starts_with(name)) continue;
+    if (found != nullptr && (found->id != o.id || found->arguments != o.arguments)) return nullptr;  // ambiguous
+    if (found == nullptr) found = &o;
+  }
+  return found;
 }
 
 std::string_view implicit_module_name(std::uint8_t protocol) noexcept {
