@@ -97,6 +97,14 @@ inline cond recent_check(std::string_view list, std::uint32_t seconds) {
   x.c.name = list;
   return x;
 }
+/// iptables `-m recent --set --name LIST --rsource`.
+inline cond recent_set(std::string_view list) {
+  cond x;
+  x.c.kind = d::cond_kind::recent_set;
+  x.c.what = d::field::saddr;
+  x.c.name = list;
+  return x;
+}
 inline cond in_set(d::field f, std::string name, bool neg = false) {
   cond x;
   x.c.kind = d::cond_kind::addr_set;
@@ -158,6 +166,13 @@ inline act vmap(std::string map, std::vector<d::field> key) {
   x.a.kind = d::action_kind::vmap;
   x.a.key = std::move(key);
   x.target = std::move(map);
+  return x;
+}
+/// nft `update @set { ip saddr }`: records the client in a (dynamic) set.
+inline act set_update(std::string set) {
+  act x;
+  x.a.kind = d::action_kind::set_update;
+  x.target = std::move(set);
   return x;
 }
 inline act numgen(std::string map, std::uint32_t mod) {
@@ -342,6 +357,9 @@ class program_builder {
           ru.act.target_name = store(r.a.target);
           auto it = chain_ix.find(r.a.target);
           ru.act.target = it == chain_ix.end() ? d::none : it->second;
+        } else if (ru.act.kind == d::action_kind::set_update) {
+          auto it = set_ix.find(r.a.target);
+          ru.act.set = it == set_ix.end() ? d::none : it->second;
         } else if (ru.act.kind == d::action_kind::vmap || ru.act.kind == d::action_kind::numgen_vmap) {
           ru.act.target_name = store(r.a.target);
           auto it = map_ix.find(r.a.target);

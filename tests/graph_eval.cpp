@@ -78,6 +78,7 @@ d::program overall_iptables() {
   svc_chain("KUBE-SVC-5", "172.30.0.45");
   b.rule("KUBE-SVC-5", {recent_check("KUBE-SEP-5", 10800)}, jump("KUBE-SEP-5"));
   b.rule("KUBE-SVC-5", {}, jump("KUBE-SEP-5"));
+  b.rule("KUBE-SEP-5", {recent_set("KUBE-SEP-5")}, verdict(action_kind::none));  // kube-proxy: on the DNAT rule
   sep("KUBE-SEP-5", "10.180.0.3");
   b.rule("KUBE-FW-5", {saddr("203.0.113.0/25")}, jump("KUBE-EXT-5"), "ns5/svc5:p80 loadbalancer IP");
   b.rule("KUBE-FW-5", {}, verdict(action_kind::none), "other traffic to ns5/svc5:p80 will be dropped");
@@ -266,6 +267,7 @@ TEST_CASE("nftables-shaped dispatch: verdict maps, numgen, affinity set, pre-DNA
                        std::pair{"endpoint-CCCCCCCC-ns1/svc1/tcp/p80__10.0.1.2/80", "10.0.1.2"},
                        std::pair{"endpoint-DDDDDDDD-ns1/svc1/tcp/p80__10.0.1.3/80", "10.0.1.3"}}) {
     b.rule(c, {saddr(ip)}, jump("mark-for-masquerade"));
+    if (std::string_view(ip) == "10.0.1.1") b.rule(c, {}, set_update("affinity-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80"));
     b.rule(c, {proto(tcp)}, dnat(ip, 80));
   }
   b.rule("external-AAAAAAAA-ns1/svc1/tcp/p80", {}, jump("mark-for-masquerade"));
@@ -845,4 +847,35 @@ COMMIT
   CHECK(marked.diagnostics[0].file->locate(marked.diagnostics[0].where).line == 5);
   CHECK(marked.diagnostics[0].message.find("a rule before NAT sets marks (at test.rules:12)") != std::string::npos);
   CHECK(marked.value.unevaluated == 1);
+}
+
+TEST_CASE("session affinity whose check leads to an endpoint that does not record the client is reported") {
+  // found by a new user: a missing `--set`, a wrong list name or crossed lists compared equivalent
+  const auto dump = [](const char* set_list) {
+    return fmt::format(R"(*nat
+:PREROUTING ACCEPT [0:0]
+:KUBE-SVC-A - [0:0]
+:KUBE-SEP-1 - [0:0]
+:KUBE-SEP-2 - [0:0]
+-A PREROUTING -d 10.96.0.1/32 -p tcp -m comment --comment "ns/a:http cluster IP" -m tcp --dport 80 -j KUBE-SVC-A
+-A KUBE-SVC-A -m comment --comment "ns/a:http -> 10.1.0.1:80" -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-1 --mask 255.255.255.255 --rsource -j KUBE-SEP-1
+-A KUBE-SVC-A -m comment --comment "ns/a:http -> 10.1.0.2:80" -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-2 --mask 255.255.255.255 --rsource -j KUBE-SEP-2
+-A KUBE-SVC-A -m comment --comment "ns/a:http -> 10.1.0.1:80" -m statistic --mode random --probability 0.50000000000 -j KUBE-SEP-1
+-A KUBE-SVC-A -m comment --comment "ns/a:http -> 10.1.0.2:80" -j KUBE-SEP-2
+-A KUBE-SEP-1 -p tcp -m comment --comment "ns/a:http" -m recent --set --name {} --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.1.0.1:80
+-A KUBE-SEP-2 -p tcp -m comment --comment "ns/a:http" -m recent --set --name KUBE-SEP-2 --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.1.0.2:80
+COMMIT
+)",
+                       set_list);
+  };
+  const auto good = graph_of_rules(dump("KUBE-SEP-1"));
+  CHECK_MESSAGE(good.diagnostics.empty(), render(good.diagnostics));
+  REQUIRE(good.value.services.size() == 1);
+  CHECK(good.value.services[0].affinity_timeout_s == 10800u);
+  const auto crossed = graph_of_rules(dump("KUBE-SEP-2"));
+  REQUIRE(crossed.diagnostics.size() == 1);
+  CHECK(crossed.diagnostics[0].code == error_code::unsupported_dispatch);
+  CHECK(crossed.diagnostics[0].file->locate(crossed.diagnostics[0].where).line == 7);
+  CHECK(crossed.diagnostics[0].message.find("clients found in 'KUBE-SEP-1' are sent to 10.1.0.1") != std::string::npos);
+  CHECK(crossed.value.unevaluated == 1);
 }

@@ -537,9 +537,11 @@ class assembler {
         affinity = true;
         timeout = std::max(timeout, b->cls.timeout_s);
         for (const auto& t : b->results)
-          if (is_dnat(t))
+          if (is_dnat(t)) {
             for (auto& e : s.endpoints)
               if (e.address == t.addr && e.port == t.port) e.affinity = true;
+            if (!records_client(t.endpoint_chain, b->cls.list)) report_broken_affinity(*b, t);
+          }
       }
     if (affinity) s.affinity_timeout_s = timeout;
     // Frontends.
@@ -751,6 +753,35 @@ class assembler {
           ++g.ownership[i].chains;
           g.ownership[i].rules += p_.chains[c].count;
         }
+  }
+
+  /// Whether an endpoint chain records the client in `list` (iptables `-m recent --set --name LIST`, nft
+  /// `update @LIST { ip saddr }`), so that the affinity check that leads to it finds the client again.
+  bool records_client(index chain, std::string_view list) const {
+    if (chain == none || chain >= p_.chains.size()) return true;  // a direct DNAT: nothing to check
+    const auto& ch = p_.chains[chain];
+    for (index i = ch.first; i < ch.first + ch.count; ++i) {
+      const auto& r = p_.rules[i];
+      for (index k = r.first; k < r.first + r.count; ++k)
+        if (p_.conditions[k].kind == cond_kind::recent_set && p_.conditions[k].name == list) return true;
+      if (r.act.kind == action_kind::set_update && r.act.set < p_.sets.size() && p_.sets[r.act.set].name == list)
+        return true;
+    }
+    return false;
+  }
+  void report_broken_affinity(const branch& b, const terminal& t) {
+    if (b.origin == none || !reported_branches_.insert(b.origin).second) return;
+    diagnostic d;
+    d.level = severity::warning;
+    d.code = error_code::unsupported_dispatch;
+    d.message = fmt::format(
+        "session affinity: clients found in '{}' are sent to {}, whose endpoint chain does not record them there; "
+        "the graph shows affinity as written, which does not keep a client on its endpoint",
+        b.cls.list, to_string(t.addr));
+    const auto& o = p_.origins[b.origin];
+    d.file = p_.sources[o.source];
+    d.where = o.where;
+    out_.push_back(std::move(d));
   }
 
   const program& p_;
