@@ -879,3 +879,28 @@ COMMIT
   CHECK(crossed.diagnostics[0].message.find("clients found in 'KUBE-SEP-1' are sent to 10.1.0.1") != std::string::npos);
   CHECK(crossed.value.unevaluated == 1);
 }
+
+TEST_CASE("where NAT translates a frontend (arriving or local connections) is compared") {
+  // found by a new user: a DNAT only in OUTPUT compared equivalent to the same DNAT only in PREROUTING
+  const auto dump = [](const char* hook) {
+    return fmt::format(
+        "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+        "-A {} -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j DNAT --to-destination 10.1.0.1:80\nCOMMIT\n",
+        hook);
+  };
+  const auto pre = graph_of_rules(dump("PREROUTING"));
+  const auto out = graph_of_rules(dump("OUTPUT"));
+  REQUIRE(pre.value.services.size() == 1);
+  CHECK(pre.value.services[0].frontends.at(0).hooks == static_cast<std::uint8_t>(frontend_hook::prerouting));
+  CHECK(out.value.services.at(0).frontends.at(0).hooks == static_cast<std::uint8_t>(frontend_hook::output));
+  const auto c = compare(pre.value, out.value);
+  CHECK_FALSE(c.equivalent);
+  REQUIRE(c.differences.size() == 1);
+  CHECK(c.differences[0].details.at(0) ==
+        "frontend dnat tcp 10.0.0.1:80: translated for arriving connections only in A, local connections only in B");
+  const auto both = graph_of_rules("*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:S - [0:0]\n"
+                                   "-A PREROUTING -j S\n-A OUTPUT -j S\n"
+                                   "-A S -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j DNAT --to-destination 10.1.0.1:80\n"
+                                   "COMMIT\n");
+  CHECK(both.value.services.at(0).frontends.at(0).hooks == 3);
+}

@@ -121,7 +121,13 @@ struct frontend {
   std::uint32_t rules_evaluated = 0;    ///< rules a new connection evaluates from the hook until its service
   std::uint32_t lookups = 0;            ///< set or map lookups on that way
   std::vector<origin> origins;          ///< rules and map elements that define it, entry first
+  /// Where NAT translates these connections: `frontend_hook` bits — arriving ones (prerouting), the
+  /// node's own (output). 0 when the dump has no hook chains to tell (kube-proxy's restore input).
+  std::uint8_t hooks = 0;
 };
+
+/// Bits of `frontend::hooks`.
+enum class frontend_hook : std::uint8_t { prerouting = 1, output = 2 };
 
 /// How an endpoint is chosen among the others.
 enum class selection : std::uint8_t {

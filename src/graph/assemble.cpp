@@ -597,6 +597,7 @@ class assembler {
       }
       for (const index ri : w->recs) {
         const auto& r = fr[ri];
+        if (r.when == stage::nat) f.hooks |= r.hooks;
         add_origin(f.origins, r.entry_origin);
         for (const index o : r.origins) {
           const index c = o < origin_chain_.size() ? origin_chain_[o] : none;

@@ -148,6 +148,17 @@ void compare_frontend(const frontend& f, const frontend& g, const service& a, co
   if (f.result != g.result)
     d.details.push_back(fmt::format("frontend {}: {} in A, {} in B", frontend_text(f), outcome_name(f.result),
                                     outcome_name(g.result)));
+  // where NAT translates them: arriving connections, the node's own, or both (unknown on one side: not
+  // compared)
+  if (f.hooks != 0 && g.hooks != 0 && f.hooks != g.hooks) {
+    const auto where = [](std::uint8_t h) {
+      const bool pre = (h & static_cast<std::uint8_t>(frontend_hook::prerouting)) != 0;
+      const bool out = (h & static_cast<std::uint8_t>(frontend_hook::output)) != 0;
+      return pre && out ? "arriving and local connections" : pre ? "arriving connections only" : "local connections only";
+    };
+    d.details.push_back(fmt::format("frontend {}: translated for {} in A, {} in B", frontend_text(f), where(f.hooks),
+                                    where(g.hooks)));
+  }
   if (!a.is_unknown(unknown_fact::source_ranges) && !b.is_unknown(unknown_fact::source_ranges) &&
       f.source_ranges != g.source_ranges)
     d.details.push_back(fmt::format("frontend {}: source ranges {} in A, {} in B", frontend_text(f),

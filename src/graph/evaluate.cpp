@@ -186,6 +186,7 @@ class evaluator {
     reported_.assign(p.rules.size() + p.elements.size() + p.maps.size() + 1, false);
     on_stack_.assign(p.chains.size(), 0);
     walked_.assign(p.chains.size(), 0);
+    walk_records_.assign(p.chains.size(), {0, 0});
     visited_.assign(p.chains.size(), 0);
     ev_.mark_chain.assign(p.chains.size(), false);
     // An entry chain is a fallback only for input without the jumps into it (kube-proxy's restore input
@@ -267,6 +268,10 @@ class evaluator {
       auto start = [&](index c) {
         if (c == none || c >= p_.chains.size() || visited_[c]) return;
         inexact_.clear();
+        const hook h = p_.chains[c].at;
+        hooks_ = h == hook::prerouting ? static_cast<std::uint8_t>(frontend_hook::prerouting)
+                 : h == hook::output   ? static_cast<std::uint8_t>(frontend_hook::output)
+                                       : std::uint8_t{0};
         std::vector<flow> flows(1);
         flows.insert(flows.end(), seeds.begin(), seeds.end());
         // What comes back from an entry chain is not translated here: record it for its frontend.
@@ -364,6 +369,7 @@ class evaluator {
     frontend_record rec;
     rec.d = f.d;
     rec.when = stage_;
+    rec.hooks = hooks_;
     rec.parent = f.fe;
     rec.entry_origin = origin;
     rec.entry_chain = chain;
@@ -415,6 +421,7 @@ class evaluator {
       frontend_record rec;
       rec.d = f.d;
       rec.when = stage_;
+      rec.hooks = hooks_;
       rec.entry_origin = rule_index == none ? none : p_.rules[rule_index].origin;
       rec.entry_chain = chain;
       rec.evaluated = f.evaluated;
@@ -873,10 +880,13 @@ class evaluator {
         flows.size() == 1 && flows[0].fe == none && flows[0].d.any() && flows[0].src.k == source_class::kind::generic;
     if (generic_walk) {
       if (walked_[c] != 0) {
+        // the same answer, and the frontends it made are reached from this hook too
+        for (index i = walk_records_[c].first; i < walk_records_[c].second; ++i) ev_.frontends[i].hooks |= hooks_;
         if (walked_[c] == 2) returned.push_back(std::move(flows[0]));
         return returned;
       }
       walked_[c] = 1;
+      walk_records_[c] = {static_cast<index>(ev_.frontends.size()), static_cast<index>(ev_.frontends.size())};
     }
     on_stack_[c] = 1;
     visited_[c] = 1;
@@ -955,9 +965,11 @@ class evaluator {
     }
     on_stack_[c] = 0;
     for (auto& f : flows) returned.push_back(std::move(f));
-    if (generic_walk)
+    if (generic_walk) {
+      walk_records_[c].second = static_cast<index>(ev_.frontends.size());
       for (const auto& f : returned)
         if (f.fe == none && f.d.any()) walked_[c] = 2;
+    }
     return returned;
   }
 
@@ -1224,9 +1236,11 @@ class evaluator {
   std::vector<bool> reported_;
   std::vector<std::uint8_t> on_stack_;
   std::vector<std::uint8_t> walked_;
+  std::vector<std::pair<index, index>> walk_records_;  // per walked chain: the frontend records its walk made
   std::vector<std::uint8_t> visited_;
   std::vector<std::uint8_t> jumped_to_;  // per chain: some rule or map element jumps or goes to it
   index premark_ = none;                 // a rule before NAT that sets a (conntrack) mark, if any
+  std::uint8_t hooks_ = 0;               // frontend_hook bit of the entry being evaluated
   std::string describe(index origin) const {
     const auto& o = p_.origins[origin];
     const auto& src = p_.sources[o.source];

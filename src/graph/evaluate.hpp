@@ -87,6 +87,7 @@ struct frontend_record {
   std::vector<index> origins;  // rules and elements met, in order (entry path first)
   std::vector<index> chains;   // chains entered
   std::string_view comment;    // the entry rule's or element's comment
+  std::uint8_t hooks = 0;      // frontend_hook bits of the base chain the evaluation started from
 };
 
 /// The evaluation of a whole program.

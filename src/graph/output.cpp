@@ -159,6 +159,12 @@ json service_json(const dispatch_graph& g, const service& s, bool with_origins) 
       for (const auto& x : f.masquerades) m.push_back(masq_text(x));
       jf["masquerade"] = m;
     }
+    {
+      auto hooks = nlohmann::json::array();
+      if ((f.hooks & static_cast<std::uint8_t>(frontend_hook::prerouting)) != 0) hooks.push_back("prerouting");
+      if ((f.hooks & static_cast<std::uint8_t>(frontend_hook::output)) != 0) hooks.push_back("output");
+      jf["hooks"] = std::move(hooks);
+    }
     jf["rules_evaluated"] = f.rules_evaluated;
     jf["lookups"] = f.lookups;
     if (with_origins) jf["origins"] = origins_json(g, f.origins);
