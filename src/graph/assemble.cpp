@@ -303,23 +303,18 @@ class assembler {
           if (w.dispatch.empty() && reaches)
             for (const auto& t : b.results)
               if (is_dnat(t)) w.dispatch.push_back(&t);
-        } else if (b.origin != none && reported_branches_.insert(b.origin).second) {
+        } else {
           // Clients from one source range go elsewhere than the others, in none of the shapes above
           // (a RETURN or verdict for them, their own endpoint): the graph shows the other clients.
-          diagnostic d;
-          d.level = severity::warning;
-          d.code = error_code::unsupported_dispatch;
-          d.message = b.cls.k == source_class::kind::local
-                          ? "connections from the node's own addresses are sent elsewhere here than other clients' "
-                            "(not an endpoint selection): the graph shows the other clients' dispatch only"
-                          : fmt::format("connections from {} are sent elsewhere here than other clients' (not an "
-                                        "endpoint selection or a source-range gate): the graph shows the other "
-                                        "clients' dispatch only",
-                                        to_string(b.cls.prefix));
-          const auto& o = p_.origins[b.origin];
-          d.file = p_.sources[o.source];
-          d.where = o.where;
-          out_.push_back(std::move(d));
+          warn_once(b.origin,
+                    b.cls.k == source_class::kind::local
+                        ? std::string("connections from the node's own addresses are sent elsewhere here than other "
+                                      "clients' (not an endpoint selection): the graph shows the other clients' "
+                                      "dispatch only")
+                        : fmt::format("connections from {} are sent elsewhere here than other clients' (not an "
+                                      "endpoint selection or a source-range gate): the graph shows the other "
+                                      "clients' dispatch only",
+                                      to_string(b.cls.prefix)));
         }
       }
       if (!w.dispatch.empty()) {
@@ -771,15 +766,19 @@ class assembler {
     return false;
   }
   void report_broken_affinity(const branch& b, const terminal& t) {
-    if (b.origin == none || !reported_branches_.insert(b.origin).second) return;
+    warn_once(b.origin, fmt::format("session affinity: clients found in '{}' are sent to {}, whose endpoint chain "
+                                    "does not record them there; the graph shows affinity as written, which does "
+                                    "not keep a client on its endpoint",
+                                    b.cls.list, to_string(t.addr)));
+  }
+  /// An unsupported-dispatch warning at a rule, once per rule.
+  void warn_once(index origin, std::string message) {
+    if (origin == none || !reported_branches_.insert(origin).second) return;
     diagnostic d;
     d.level = severity::warning;
     d.code = error_code::unsupported_dispatch;
-    d.message = fmt::format(
-        "session affinity: clients found in '{}' are sent to {}, whose endpoint chain does not record them there; "
-        "the graph shows affinity as written, which does not keep a client on its endpoint",
-        b.cls.list, to_string(t.addr));
-    const auto& o = p_.origins[b.origin];
+    d.message = std::move(message);
+    const auto& o = p_.origins[origin];
     d.file = p_.sources[o.source];
     d.where = o.where;
     out_.push_back(std::move(d));
@@ -788,7 +787,7 @@ class assembler {
   const program& p_;
   evaluation& ev_;
   std::vector<diagnostic>& out_;
-  std::set<index> reported_branches_;  // rules whose unmodelled source branch was reported
+  std::set<index> reported_branches_;  // rules warn_once reported
   std::vector<fe_work> work_;
   std::vector<index> origin_chain_;
   std::unordered_set<ip_address> cluster_ips_;
