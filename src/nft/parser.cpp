@@ -3447,10 +3447,27 @@ template <>
 struct action<g::quota_block> : object_block_action {};
 template <>
 struct action<g::limit_block> : object_block_action {};
+// A ct helper needs its type and protocol (nft: refused without), a ct timeout its protocol (the
+// kernel: "Operation not supported"); checked against nft 1.0.6.
+template <class In>
+void require_ct_config(const In& in, const state& st) {
+  if (const auto* h = std::get_if<ct_helper_object>(&st.cur_object.body); h != nullptr && (h->type.empty() || h->protocol.empty()))
+    st.fail(in, error_code::missing_argument,
+            fmt::format("ct helper object '{}' needs a type and a protocol", st.obj_name));
+  if (const auto* t = std::get_if<ct_timeout_object>(&st.cur_object.body); t != nullptr && t->protocol.empty())
+    st.fail(in, error_code::missing_argument, fmt::format("ct timeout object '{}' needs a protocol", st.obj_name));
+}
+struct ct_object_block_action {
+  template <class In>
+  static void apply(const In& in, state& st) {
+    require_ct_config(in, st);
+    object_block_action::apply(in, st);
+  }
+};
 template <>
-struct action<g::ct_helper_block> : object_block_action {};
+struct action<g::ct_helper_block> : ct_object_block_action {};
 template <>
-struct action<g::ct_timeout_block> : object_block_action {};
+struct action<g::ct_timeout_block> : ct_object_block_action {};
 template <>
 struct action<g::ct_expect_block> : object_block_action {};
 template <>
