@@ -150,6 +150,7 @@ struct flow {
   std::uint32_t mark = 0;
   std::uint32_t depth = 0;    // chains entered since the frontend was recorded
   std::vector<index> prefix;  // origins met before the frontend was recorded
+  bool seed = false;          // a translated destination run again before NAT, for verdicts only
 };
 
 /// Who entered the chain being run: the chain and the rule or element that jumped, and how it chose.
@@ -262,6 +263,7 @@ class evaluator {
           seen.emplace(h, rec.d);
           flow f;
           f.d = rec.d;
+          f.seed = true;
           seeds.push_back(std::move(f));
         }
       }
@@ -387,6 +389,8 @@ class evaluator {
   }
 
   void end(flow& f, terminal t, index rule_index, index chain, const frame& fr) {
+    // a seed is there for what rules before NAT drop; its translations are the generic flow's already
+    if (f.seed && (t.k == terminal::kind::dnat || t.k == terminal::kind::redirect)) return;
     t.mass = f.mass;
     t.rule = rule_index;
     t.depth = f.depth;
