@@ -1687,7 +1687,15 @@ object reader::object_of(const jnode& v, object_type type) {
       break;
     }
     case object_type::tunnel: {
-      // nflens keeps tunnel bodies as text: compose the body nft would list
+      // nflens keeps tunnel bodies as text. Its writer gives a body it cannot spell as fields as
+      // `"text"`: that text is the body.
+      if (const auto text = opt_string(v, "text"); !text.empty()) {
+        warn(v, error_code::not_modelled,
+             fmt::format("tunnel object '{}' is kept as text: nflens does not model tunnel objects", o.name));
+        o.body = unknown_object{keep_text(text)};
+        break;
+      }
+      // otherwise compose the body nft would list
       std::string body = "{\n";
       auto line = [&](std::string l) { body += "\t\t" + l + "\n"; };
       line(fmt::format("id {}", opt_number(v, "id", 0)));
