@@ -1406,8 +1406,8 @@ void check_nat_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
           check(check, r.stmts, r.file);
         }
         // verdict maps the chain looks up jump on through their elements
-        for (const auto sn : found.sets) {
-          const auto it = set_at.find(sn);
+        for (std::size_t k = 0; k < found.sets.size(); ++k) {  // (the walk below may add to it)
+          const auto it = set_at.find(found.sets[k]);
           if (it == set_at.end()) continue;
           ref_walker<refs> w{found};
           for (const auto& el : t.sets[it->second].elements) w.ex(el.data);
