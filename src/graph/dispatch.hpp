@@ -126,6 +126,14 @@ struct set {
   std::uint32_t timeout_s = 0;
 };
 
+/// What an `other` action does that matters to the evaluator.
+enum class other_effect : std::uint8_t {
+  none,
+  notrack,         // iptables `-j NOTRACK` / `-j CT --notrack`, nft `notrack`: NAT never sees the connection
+  conntrack_mark,  // CONNMARK, nft `ct mark set`: later conntrack mark matches see it
+  unmodelled_nat,  // a translation the lowering cannot represent (nft `dnat to numgen ... map { ... }`)
+};
+
 struct action {
   action_kind kind = action_kind::none;
   index target = none;  // jump / go_to chain (none: dangling, see target_name)
@@ -144,6 +152,7 @@ struct action {
   std::uint32_t mark = 0;  // mark_set
   index set = none;        // set_update
   std::string_view text;   // `other`: what it is, for reports
+  other_effect effect = other_effect::none;  // `other`: what of it the evaluator must know
 };
 
 struct rule {

@@ -214,7 +214,7 @@ class evaluator {
         todo.pop_back();
         for (index i = ch.first; i < ch.first + ch.count; ++i) {
           const auto& r = p.rules[i];
-          if (r.act.kind == action_kind::mark_set || (r.act.kind == action_kind::other && r.act.text == "CONNMARK"))
+          if (r.act.kind == action_kind::mark_set || (r.act.kind == action_kind::other && r.act.effect == other_effect::conntrack_mark))
             premark_ = r.origin;
           if (r.act.kind == action_kind::jump || r.act.kind == action_kind::go_to) follow(r.act.target);
           if (r.act.map < p.maps.size())
@@ -333,6 +333,8 @@ class evaluator {
     return false;
   }
 
+  /// The first report of a rule (its slot is its index).
+  bool first_report(const rule& r) { return first_report(static_cast<std::size_t>(&r - p_.rules.data())); }
   bool first_report(std::size_t slot) {
     if (slot >= reported_.size() || reported_[slot]) return false;
     reported_[slot] = true;
@@ -674,7 +676,7 @@ class evaluator {
         case cond_kind::port: {
           if (c.what != field::dport) {
             // a client's source port is its own choice: the graph follows every client, as if it matched
-            if (c.what == field::sport && first_report(static_cast<std::size_t>(&r - p_.rules.data())) &&
+            if (c.what == field::sport && first_report(r) &&
                 leads_somewhere(r))
               warn(r.origin, error_code::unsupported_dispatch,
                    "a source port match on a dispatch path is not evaluated; assumed to match");
@@ -747,7 +749,7 @@ class evaluator {
           const bool hit = (f.mark & c.a) == c.b;
           fail = hit == c.negated;
           if (stage_ == stage::nat && premark_ != none && !ignore_source &&
-              first_report(static_cast<std::size_t>(&r - p_.rules.data())) && leads_somewhere(r))
+              first_report(r) && leads_somewhere(r))
             warn(r.origin, error_code::unsupported_dispatch,
                  fmt::format("a mark match in NAT, and a rule before NAT sets marks (at {}): the graph takes the mark "
                              "NAT sees as the one NAT's own rules set",
@@ -758,7 +760,7 @@ class evaluator {
           // The generic client arrives on an interface the DNAT rules name, never on one a rule excludes.
           if (!c.negated && (r.act.kind == action_kind::ret || r.act.kind == action_kind::accept)) {
             fail = true;
-          } else if (!c.negated && first_report(static_cast<std::size_t>(&r - p_.rules.data())) &&
+          } else if (!c.negated && first_report(r) &&
                      leads_somewhere(r)) {
             // (an excluded interface is the bridge or loopback a rule before singled out: not the client's)
             warn(r.origin, error_code::unsupported_dispatch,
@@ -768,7 +770,7 @@ class evaluator {
           }
           break;
         case cond_kind::opaque:
-          if (first_report(static_cast<std::size_t>(&r - p_.rules.data())) && leads_somewhere(r))
+          if (first_report(r) && leads_somewhere(r))
             warn(r.origin, error_code::unsupported_dispatch,
                  fmt::format("condition '{}' on a dispatch path is not evaluated; assumed to match", c.name));
           break;
@@ -978,20 +980,16 @@ class evaluator {
   }
 
   static bool ended_before(const flow& f, const dest& d) { return f.ended && f.ended->contains(d); }
-  static void mark_ended_but_one(flow& f, const dest& d) {
+  /// The flow's own ended set, to change (shared ones are copied first).
+  static ended_set& ended_to_change(flow& f) {
     if (!f.ended)
       f.ended = std::make_shared<ended_set>();
     else if (f.ended.use_count() > 1)
       f.ended = std::make_shared<ended_set>(*f.ended);
-    f.ended->all_but_one.push_back(d);
+    return *f.ended;
   }
-  static void mark_ended(flow& f, const dest& d) {
-    if (!f.ended)
-      f.ended = std::make_shared<ended_set>();
-    else if (f.ended.use_count() > 1)
-      f.ended = std::make_shared<ended_set>(*f.ended);
-    f.ended->by_hash.emplace(dest_hash(d), d);
-  }
+  static void mark_ended_but_one(flow& f, const dest& d) { ended_to_change(f).all_but_one.push_back(d); }
+  static void mark_ended(flow& f, const dest& d) { ended_to_change(f).by_hash.emplace(dest_hash(d), d); }
 
   bool is_masq_program() const {
     return std::any_of(ev_.mark_chain.begin(), ev_.mark_chain.end(), [](bool b) { return b; });
@@ -1077,13 +1075,13 @@ class evaluator {
     switch (a.kind) {
       case action_kind::none:
       case action_kind::other:
-        if (a.text == "unmodelled-nat" && stage_ == stage::nat && first_report(ri))
+        if (a.effect == other_effect::unmodelled_nat && stage_ == stage::nat && first_report(ri))
           warn(r.origin, error_code::unsupported_dispatch,
                "a translation the graph does not model (its address or port comes from a map or an expression): "
                "the connections it translates are not in the graph");
         // An untracked connection is never translated (NAT works on conntrack entries): a `notrack`
         // before NAT that meets a frontend's connections changes its dispatch, which is not modelled.
-        if (a.text == "notrack" && stage_ == stage::pre_dnat && f.d.exact() && first_report(ri))
+        if (a.effect == other_effect::notrack && stage_ == stage::pre_dnat && f.d.exact() && first_report(ri))
           warn(r.origin, error_code::unsupported_dispatch,
                "connections here are not tracked (notrack), so NAT does not translate them; the graph does not "
                "model it and shows their dispatch as if tracked");

@@ -447,10 +447,11 @@ class lowering {
         a.kind = d::action_kind::other;
         a.text = tg.name;
         // `-j NOTRACK`, `-j CT --notrack`: the evaluator reports it where NAT would have translated
-        if (tg.name == "NOTRACK") a.text = "notrack";
+        if (tg.name == "NOTRACK") a.effect = d::other_effect::notrack;
         if (tg.name == "CT")
           for (const auto& o : tg.options)
-            if (o.kind == value_kind::generic && o.generic_value().name == "notrack") a.text = "notrack";
+            if (o.kind == value_kind::generic && o.generic_value().name == "notrack") a.effect = d::other_effect::notrack;
+        if (tg.id == target_id::connmark) a.effect = d::other_effect::conntrack_mark;
         return;
     }
   }

@@ -585,7 +585,7 @@ class lowering {
             if (!ok) {
               a = d::action{};
               a.kind = d::action_kind::other;
-              a.text = "unmodelled-nat";  // reported where it is reached
+              a.effect = d::other_effect::unmodelled_nat;  // reported where it is reached
             }
             break;
           }
@@ -612,7 +612,7 @@ class lowering {
           a.kind = d::action_kind::other;
           if (const auto* ct = mg->target != nullptr ? mg->target->get<ct_expr>() : nullptr;
               ct != nullptr && ct->key == ct_key::mark)
-            a.text = "CONNMARK";  // a conntrack mark: seen by later `ct mark` matches
+            a.effect = d::other_effect::conntrack_mark;  // seen by later `ct mark` matches
         }
         act(std::move(a));
       } else if (const auto* ss = s.get<set_stmt>()) {
@@ -625,7 +625,7 @@ class lowering {
         act(std::move(a));
       } else if (s.is<notrack_stmt>()) {
         a.kind = d::action_kind::other;
-        a.text = "notrack";  // the evaluator reports it where NAT would have translated the connection
+        a.effect = d::other_effect::notrack;  // reported where NAT would have translated the connection
         act(std::move(a));
       } else if (s.is<limit_stmt>() || s.is<quota_stmt>() || s.is<connlimit_stmt>()) {
         opaque(r, s);  // past the rate or quota the rule stops here: reported where it decides dispatch
