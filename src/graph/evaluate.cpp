@@ -416,14 +416,16 @@ class evaluator {
       // A second translation of connections to the same inexact destination in this run (a ladder or
       // numgen split before the destination has an address and port): the graph keeps the first
       // frontend record only, so the later shares are not in it. Say so.
-      const auto [lo, hi] = inexact_.equal_range(dest_hash(f.d));
-      for (auto it = lo; it != hi; ++it)
-        if (dest_equal(ev_.frontends[it->second].d, f.d) && rule_index != none && first_report(rule_index)) {
-          warn(p_.rules[rule_index].origin, error_code::unsupported_dispatch,
-               "a second translation of connections whose destination has no exact address, protocol and port "
-               "here (split before the rules narrow it): its share is not in the graph");
-          break;
-        }
+      // One entry per destination: the first record is what later translations are told apart from
+      // (one per record made the search quadratic in the translations of one destination).
+      const std::size_t h = dest_hash(f.d);
+      const auto [lo, hi] = inexact_.equal_range(h);
+      const bool again =
+          std::any_of(lo, hi, [&](const auto& kv) { return dest_equal(ev_.frontends[kv.second].d, f.d); });
+      if (again && rule_index != none && first_report(rule_index))
+        warn(p_.rules[rule_index].origin, error_code::unsupported_dispatch,
+             "a second translation of connections whose destination has no exact address, protocol and port "
+             "here (split before the rules narrow it): its share is not in the graph");
       frontend_record rec;
       rec.d = f.d;
       rec.when = stage_;
@@ -434,7 +436,7 @@ class evaluator {
       rec.lookups = f.lookups;
       rec.origins = std::move(f.prefix);
       f.fe = static_cast<index>(ev_.frontends.size());
-      inexact_.emplace(dest_hash(f.d), f.fe);
+      if (!again) inexact_.emplace(h, f.fe);
       ev_.frontends.push_back(std::move(rec));
       t.selection_chain = none;
     }
