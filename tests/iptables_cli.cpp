@@ -64,6 +64,20 @@ TEST_SUITE("unit") {
     CHECK(r.output.find("INCOMPLETE") != std::string::npos);
   }
 
+  TEST_CASE("nflens parse, iptables: --print of `iptables-save -c` output keeps the rule counters") {
+    // found by a new user: the [p:b] prefixes were left out, so such a dump did not round-trip
+    const std::string saved = "*filter\n:INPUT DROP [5:6]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+                              "[7:8] -A INPUT -j ACCEPT\n[9:10] -A INPUT -s 1.1.1.1/32 -j ACCEPT\nCOMMIT\n";
+    auto r = run_command(nflens_cmd() + " parse --print -", &saved);
+    CHECK(r.status == 0);
+    CHECK(r.output == saved);
+    // without rule counters, as iptables-save without -c: none are printed
+    const std::string plain = "*filter\n:INPUT DROP [5:6]\n-A INPUT -j ACCEPT\nCOMMIT\n";
+    r = run_command(nflens_cmd() + " parse --print -", &plain);
+    CHECK(r.status == 0);
+    CHECK(r.output == "*filter\n:INPUT DROP [5:6]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n");
+  }
+
   TEST_CASE("nflens parse, iptables: standard input, --lenient, --base and usage errors") {
     const std::string input = "*filter\n-A INPUT -s 10.0.0.1 -j DROP\nCOMMIT\n";
     auto r = run_command(nflens_cmd() + " parse --print -", &input);

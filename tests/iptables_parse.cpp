@@ -303,4 +303,40 @@ TEST_SUITE("unit") {
     auto r = ipt::parse("t.rules", "*nat\n-A PREROUTING -p tcp -j DNAT --r 10.0.0.1:80\nCOMMIT\n");
     CHECK_FALSE(r.ok());
   }
+
+  TEST_CASE("iptables parse: an option after a generic extension goes where iptables gives it") {
+    // found by a new user; each rule loaded with iptables-restore 1.8.9 and listed with iptables-save
+    const auto rs = parse_ok(
+        "*mangle\n"
+        "-A POSTROUTING -p tcp -j TCPMSS --set-mss 1400 --dport 5 --tcp-flags SYN,RST SYN\n"
+        "-A POSTROUTING -j CLASSIFY --set-class 1:1 -m mark --mark 1\n"
+        "-A POSTROUTING -m dscp -m tcp -p tcp --dscp 10 --dport 7\n"
+        "-A POSTROUTING -m statistic --mode random --probability 0.5 -m policy --dir out --pol none --mode tunnel\n"
+        "-A POSTROUTING -p dccp --sport 1 -m mark --mark 2 --dport 2\n"
+        "COMMIT\n");
+    const auto& rules = rs.tables.at(0).rules;
+    REQUIRE(rules.size() == 5);
+    // the `-p tcp` module, loaded as iptables loads it for options the target does not have
+    CHECK(ipt::print(rules[0]) == "-A POSTROUTING -p tcp -m tcp --dport 5 --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1400");
+    REQUIRE(rules[0].spec->matches.size() == 1);
+    CHECK(rules[0].spec->matches[0].implicit);
+    REQUIRE(rules[0].spec->target.options.size() == 1);
+    CHECK(rules[0].spec->target.options[0].generic_value().name == "set-mss");
+    // a match loaded after the target
+    CHECK(ipt::print(rules[1]) == "-A POSTROUTING -m mark --mark 0x1 -j CLASSIFY --set-class 1:1");
+    // a generic match loaded before a typed one that lacks the option
+    REQUIRE(rules[2].spec->matches.size() == 2);
+    CHECK(rules[2].spec->matches[0].name == "dscp");
+    REQUIRE(rules[2].spec->matches[0].options.size() == 1);
+    CHECK(rules[2].spec->matches[0].options[0].generic_value().name == "dscp");
+    // `--mode` once more: statistic has it already, so the generic module loaded last takes it
+    REQUIRE(rules[3].spec->matches.size() == 2);
+    CHECK(rules[3].spec->matches[0].options.size() == 2);
+    CHECK(rules[3].spec->matches[1].options.size() == 3);
+    // the generic protocol module keeps its options after a typed match
+    REQUIRE(rules[4].spec->matches.size() == 2);
+    CHECK(rules[4].spec->matches[0].name == "dccp");
+    CHECK(rules[4].spec->matches[0].options.size() == 2);
+    CHECK(rules[4].spec->matches[1].options.size() == 1);
+  }
 }

@@ -92,6 +92,13 @@ std::string iptables_summary(const iptables::ruleset& rs, const std::vector<diag
   return out;
 }
 
+bool has_rule_counters(const iptables::ruleset& rs) {
+  for (const auto& t : rs.tables)
+    for (const auto& r : t.rules)
+      if (r.spec != nullptr && r.spec->counters != nullptr) return true;
+  return false;
+}
+
 int run_iptables(const parse_args& a, input& in) {
   iptables::parse_options po;
   po.lenient = a.lenient;
@@ -112,10 +119,12 @@ int run_iptables(const parse_args& a, input& in) {
   state.applied = true;
   std::vector<diagnostic> ds;
   bool first = true;
+  bool with_counters = false;
   for (const auto& path : a.base) {
     auto base_in = read_input(path);
     if (!base_in) return 1;
     auto base = iptables::parse(base_in->name, std::move(base_in->text), po);
+    with_counters = with_counters || has_rule_counters(base.value);
     if (first) {
       state.family = base.value.family;
       po.family = state.family;
@@ -127,6 +136,9 @@ int run_iptables(const parse_args& a, input& in) {
   }
   auto parsed = iptables::parse(in.name, std::move(in.text), po);
   if (first) state.family = parsed.value.family;
+  // Rule counters (`[p:b] -A ...`, `-c p b`) mean the input came from `iptables-save -c`: --print
+  // writes them back as that does.
+  with_counters = with_counters || has_rule_counters(parsed.value);
   const std::size_t parse_errors = error_count(parsed.diagnostics);
   ds.insert(ds.end(), parsed.diagnostics.begin(), parsed.diagnostics.end());
   // as iptables::load: a parse that reached the error cap stopped early and is not applied
@@ -146,7 +158,7 @@ int run_iptables(const parse_args& a, input& in) {
   const bool failed = error_count(ds) != 0;
   if (a.print) {
     if (failed) return 1;
-    write_stdout(iptables::print(state));
+    write_stdout(iptables::print(state, {.counters = with_counters}));
     return 0;
   }
   if (a.json) {

@@ -161,6 +161,7 @@ class parser {
     target_name_ = {};
     target_where_ = {};
     target_spec_ = nullptr;
+    target_at_ = 0;
     target_id_ = target_id::none;
     target_goto_ = false;
     only_ = family_filter::any;
@@ -349,6 +350,7 @@ class parser {
     target_where_ = where;
     target_goto_ = is_goto;
     target_spec_ = detail::find_target_module(name);
+    target_at_ = matches_.size();
     if (target_spec_ != nullptr) {
       target_id_ = target_spec_->target;
     } else if (detail::is_known_target_extension(name)) {
@@ -525,31 +527,41 @@ class parser {
     return false;
   }
 
-  // Which loaded module takes `--name`: the latest module (the target once -j was given) first, a
-  // generic one takes anything; then the earlier typed matches, latest first.
+  // Which loaded module takes `--name`. iptables merges each extension's options in front of the
+  // ones loaded before it (xtables_merge_options), so getopt_long gives an option to the extension
+  // loaded last that has it: the latest module or target first, then the earlier ones, latest first.
+  // nflens does not know the options of a generic extension. When one is the latest, a typed match of
+  // the rule (or the `-p` protocol's, loaded as iptables loads it for an option nothing else takes)
+  // that has an option of exactly this name and was not given it yet takes it
+  // (`-p tcp -j TCPMSS --set-mss 1400 --dport 22`, `-j CLASSIFY --set-class 1:1 -m mark --mark 1`); the
+  // generic one takes the rest.
   bool resolve_owner(pending_option& opt) {
     const bool has_target = target_id_ != target_id::none && target_id_ != target_id::chain;
-    if (has_target) {
-      if (target_spec_ != nullptr && owns(target_spec_, opt)) {
+    const bool target_latest = has_target && matches_.size() == target_at_;
+    const bool generic_latest = target_latest ? target_spec_ == nullptr
+                                              : !matches_.empty() && matches_.back().spec == nullptr;
+    if (generic_latest) {
+      if (has_target && target_spec_ != nullptr && owns_exactly(target_spec_, opt) && !given(-1, opt)) {
         opt.owner = -1;
         return true;
       }
-      if (target_spec_ == nullptr && target_id_ == target_id::generic) {
-        opt.owner = -1;
-        opt.spec = nullptr;
-        return true;
+      for (std::size_t k = loaded_typed_.size(); k-- > 0;) {
+        const int index = latest_[static_cast<std::size_t>(loaded_typed_[k])];
+        if (owns_exactly(matches_[static_cast<std::size_t>(index)].spec, opt) && !given(index, opt)) {
+          opt.owner = index;
+          return true;
+        }
       }
+      if (load_implicit(opt, true)) return true;
+      opt.spec = nullptr;
+      opt.owner = target_latest ? -1 : static_cast<int>(matches_.size()) - 1;
+      return true;
     }
-    // the module loaded last takes the option first (a generic one takes any)
-    if (!matches_.empty() && !has_target) {
-      const auto last = matches_.size() - 1;
-      if (matches_[last].spec == nullptr) {
-        opt.owner = static_cast<int>(last);
-        opt.spec = nullptr;
-        return true;
-      }
+    if (has_target && target_spec_ != nullptr && owns(target_spec_, opt)) {
+      opt.owner = -1;
+      return true;
     }
-    // then the typed modules, the latest loaded first; a module loaded again (`-m recent ... -m recent`)
+    // the typed modules, the latest loaded first; a module loaded again (`-m recent ... -m recent`)
     // takes the options from then on
     for (std::size_t k = loaded_typed_.size(); k-- > 0;) {
       const int index = latest_[static_cast<std::size_t>(loaded_typed_[k])];
@@ -558,10 +570,40 @@ class parser {
         return true;
       }
     }
+    // a generic target or module loaded before the typed ones may have it
+    if (has_target && target_spec_ == nullptr) {
+      opt.owner = -1;
+      opt.spec = nullptr;
+      return true;
+    }
+    for (std::size_t k = matches_.size(); k-- > 0;)
+      if (matches_[k].spec == nullptr) {
+        opt.owner = static_cast<int>(k);
+        opt.spec = nullptr;
+        return true;
+      }
     return false;
   }
 
-  bool load_implicit(pending_option& opt) {
+  // `owns` without getopt's abbreviations: an abbreviation may as well be a generic extension's option.
+  bool owns_exactly(const module_spec* spec, pending_option& opt) const {
+    if (spec == nullptr) return false;
+    for (const auto& o : spec->options)
+      if (o.name == opt.name) {
+        opt.spec = &o;
+        return true;
+      }
+    return false;
+  }
+  // whether the option was given to that owner already (one that may be given once only)
+  bool given(int owner, const pending_option& opt) const {
+    if (opt.spec == nullptr || opt.spec->repeatable) return false;
+    return std::any_of(options_.begin(), options_.end(), [&](const pending_option& p) {
+      return p.owner == owner && p.spec != nullptr && p.spec->id == opt.spec->id;
+    });
+  }
+
+  bool load_implicit(pending_option& opt, bool exactly = false) {
     if (!protocol_.present || protocol_.negated) return false;
     const auto proto = detail::parse_protocol_number(protocol_.text);
     if (!proto) return false;
@@ -569,7 +611,10 @@ class parser {
     if (name.empty()) return false;
     const module_spec* spec = detail::find_match_module(name);
     if (spec != nullptr) {
-      if (latest_[static_cast<std::size_t>(spec->module)] >= 0 || !owns(spec, opt)) return false;
+      if (latest_[static_cast<std::size_t>(spec->module)] >= 0 || !(exactly ? owns_exactly(spec, opt) : owns(spec, opt)))
+        return false;
+    } else if (exactly) {
+      return false;  // a generic protocol module: the generic extension loaded last may as well have it
     } else if (std::find(implicit_generic_.begin(), implicit_generic_.end(), name) != implicit_generic_.end()) {
       return false;  // loaded already and does not take it
     } else {
@@ -685,6 +730,7 @@ class parser {
   std::string_view target_name_;
   span target_where_{};
   const module_spec* target_spec_ = nullptr;
+  std::size_t target_at_ = 0;  // matches loaded before the target (a match after it is loaded later)
   target_id target_id_ = target_id::none;
   bool target_goto_ = false;
   std::uint8_t required_ = 0;
