@@ -617,4 +617,28 @@ TEST_SUITE("unit") {
     CHECK(sizeof(element) <= 40);
     CHECK(sizeof(rule) <= 56);
   }
+
+  TEST_CASE("nft parse: chain priorities span the signed 32-bit range, also from a define") {
+    // found by a new user; nft 1.0.6 loads both
+    auto prio_of = [](const std::string& text) -> std::optional<priority> {
+      auto r = parse_text(text);
+      INFO(errors_of(r));
+      if (!r.ok()) return std::nullopt;
+      const auto* t = std::get<const table*>(r.value.commands.back().body);
+      return t->chains.empty() ? std::nullopt : std::optional<priority>(t->chains[0].base->prio);
+    };
+    auto chain = [](const std::string& prio) {
+      return "table inet t {\n\tchain c {\n\t\ttype filter hook input priority " + prio + "; policy accept;\n\t}\n}\n";
+    };
+    CHECK(prio_of(chain("-2147483648")) == priority{priority_name::numeric, INT32_MIN});
+    CHECK(prio_of(chain("2147483647")) == priority{priority_name::numeric, INT32_MAX});
+    CHECK_FALSE(prio_of(chain("-2147483649")));
+    CHECK_FALSE(prio_of(chain("2147483648")));
+    CHECK(prio_of("define base = -100\n" + chain("$base")) == priority{priority_name::numeric, -100});
+    CHECK(prio_of("define base = 5\n" + chain("$base")) == priority{priority_name::numeric, 5});
+    // a name and an offset whose sum leaves 32 bits is refused (it was a signed overflow)
+    CHECK_FALSE(prio_of(chain("raw - 2147483647")));
+    CHECK(prio_of(chain("raw - 2147483000")) == priority{priority_name::raw, -2147483000});
+    CHECK(priority_value(priority{priority_name::srcnat, INT32_MAX}, family::ip) == std::nullopt);
+  }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The words of nft's vocabularies (value → word), and priority resolution.
 
+#include <cstdint>
 #include <nflens/nft.hpp>
 
 #include "nft/vocabulary.hpp"
@@ -338,7 +339,9 @@ std::optional<std::int32_t> priority_value(const priority& p, family f) noexcept
       base = 100;
       break;
   }
-  return base + p.offset;
+  const std::int64_t v = std::int64_t{base} + p.offset;
+  if (v < INT32_MIN || v > INT32_MAX) return std::nullopt;
+  return static_cast<std::int32_t>(v);
 }
 
 }  // namespace nflens::nft

@@ -2784,17 +2784,27 @@ struct action<g::flowtable_expr> {
 };
 template <>
 struct action<g::dev_spec_single> : device_list_action {};
+// A signed 32-bit chain priority written as `[-]digits` (nft: -2147483648 to 2147483647).
+std::optional<std::int32_t> numeric_priority(std::string_view t) {
+  const bool negative = !t.empty() && t.front() == '-';
+  if (negative) {
+    const auto at = t.find_first_not_of("- \t");
+    if (at == std::string_view::npos || t.find('-', 1) < at) return std::nullopt;
+    t = t.substr(at);
+  }
+  const auto v = decode_uint(t);
+  if (!v || *v > (negative ? 0x80000000U : 0x7fffffffU)) return std::nullopt;
+  return negative ? static_cast<std::int32_t>(-static_cast<std::int64_t>(*v)) : static_cast<std::int32_t>(*v);
+}
+
 template <>
 struct action<g::prio_number> {
   template <class In>
   static void apply(const In& in, state& st) {
     std::string_view t = text(in);
-    const bool negative = t.front() == '-';
-    if (negative) t = t.substr(t.find_first_not_of("- \t"));
-    const auto v = decode_uint(t);
-    if (!v || *v > 0x7fffffffU) st.fail(in, error_code::number_out_of_range, "priority out of range");
-    st.prio =
-        priority{priority_name::numeric, negative ? -static_cast<std::int32_t>(*v) : static_cast<std::int32_t>(*v)};
+    const auto p = numeric_priority(t);
+    if (!p) st.fail(in, error_code::number_out_of_range, "priority out of range");
+    st.prio = priority{priority_name::numeric, *p};
   }
 };
 template <>
@@ -2806,7 +2816,7 @@ struct action<g::prio_name> {
     // knftables writes `dstnat-10`: one word to nft's scanner.
     if (const auto dash = t.find('-'); dash != std::string_view::npos) {
       const auto v = decode_uint(t.substr(dash + 1));
-      if (!v || *v > 0x7fffffffU) st.fail(in, error_code::invalid_value, fmt::format("'{}' is not a priority", t));
+      if (!v || *v > 0x7fffffffU - 300) st.fail(in, error_code::invalid_value, fmt::format("'{}' is not a priority", t));
       offset = -static_cast<std::int32_t>(*v);
       t = t.substr(0, dash);
     }
@@ -2826,7 +2836,8 @@ struct action<g::prio_offset_plus> {
     std::string_view t = text(in);
     t = t.substr(t.find_first_not_of("+ \t"));
     const auto v = decode_uint(t);
-    if (!v || *v > 0x7fffffffU) st.fail(in, error_code::number_out_of_range, "priority offset out of range");
+    // the named priority plus the offset must be a 32-bit priority in every family (names are -300..300)
+    if (!v || *v > 0x7fffffffU - 300) st.fail(in, error_code::number_out_of_range, "priority offset out of range");
     st.prio.offset += static_cast<std::int32_t>(*v);
   }
 };
@@ -2837,7 +2848,8 @@ struct action<g::prio_offset_minus> {
     std::string_view t = text(in);
     t = t.substr(t.find_first_not_of("- \t"));
     const auto v = decode_uint(t);
-    if (!v || *v > 0x7fffffffU) st.fail(in, error_code::number_out_of_range, "priority offset out of range");
+    // the named priority plus the offset must be a 32-bit priority in every family (names are -300..300)
+    if (!v || *v > 0x7fffffffU - 300) st.fail(in, error_code::number_out_of_range, "priority offset out of range");
     st.prio.offset -= static_cast<std::int32_t>(*v);
   }
 };
@@ -2848,7 +2860,13 @@ struct action<g::extended_prio_spec> {
     if (text(in).front() != '$') return;
     const expr e = st.pop();
     if (const auto* i = e.get<integer_expr>()) {
+      if (i->value > 0x7fffffffU) st.fail(in, error_code::number_out_of_range, "priority out of range");
       st.prio = priority{priority_name::numeric, static_cast<std::int32_t>(i->value)};
+    } else if (const auto* n = e.get<symbol_expr>(); n != nullptr && n->name.starts_with('-')) {
+      // `define base = -100`: a word to nft's scanner, a number to its priority rule
+      const auto p = numeric_priority(n->name);
+      if (!p) st.fail(in, error_code::invalid_value, fmt::format("variable {} is not a priority", text(in)));
+      st.prio = priority{priority_name::numeric, *p};
     } else if (const auto* s = e.get<symbol_expr>(); s != nullptr && vocab::lookup(vocab::priority_names, s->name)) {
       st.prio = priority{*vocab::lookup(vocab::priority_names, s->name), 0};
     } else {
