@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -52,6 +53,16 @@ std::optional<input_format> choose_format(const input& in, const std::string& re
     return std::nullopt;
   }
   if (auto f = detect_format(in.text)) return f;
+  // Nothing but blank and `#` lines: what `nft list ruleset` and `iptables-save` print for an empty
+  // ruleset, which reads the same in both (as nft's).
+  bool blank = true;
+  for (std::size_t at = 0; blank && at < in.text.size();) {
+    const std::size_t end = std::min(in.text.find('\n', at), in.text.size());
+    const std::size_t first = in.text.find_first_not_of(" \t\r", at);
+    blank = first >= end || in.text[first] == '#';
+    at = end + 1;
+  }
+  if (blank) return input_format::nft;
   fmt::print(stderr, "nflens: {}: cannot tell whether this is iptables or nft input; give --format\n", in.name);
   return std::nullopt;
 }

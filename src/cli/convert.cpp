@@ -40,10 +40,7 @@ struct convert_args {
 int run_convert(const convert_args& a) {
   auto in = read_input(a.file);
   if (!in) return 1;
-  // An empty listing (or one of comments only) is nft's empty ruleset.
-  const bool blank =
-      a.format == "auto" && !detect_format(in->text) && in->text.find_first_not_of(" \t\r\n") == std::string::npos;
-  const auto format = blank ? std::optional<input_format>(input_format::nft) : choose_format(*in, a.format);
+  const auto format = choose_format(*in, a.format);
   if (!format) return 2;
   if (*format == input_format::iptables) {
     fmt::print(stderr, "nflens: {}: convert reads nft text or libnftables JSON, not iptables input\n", in->name);
