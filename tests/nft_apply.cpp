@@ -6,6 +6,7 @@
 #include <nflens/nft.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 
@@ -194,6 +195,44 @@ TEST_SUITE("unit") {
                       "add chain ip t i { type nat hook input priority 100; }\nadd rule ip t i snat to 10.0.0.2\n"
                       "add rule ip t y masquerade\n")  // y: no base chain reaches it
               .empty());
+  }
+
+  TEST_CASE("nft apply: no jump to a base chain, at most 15 nested jumps from one, no loop reached from one") {
+    // found by a new user; each checked with nft 1.0.6 in a network namespace: a jump or goto to a base
+    // chain is "Operation not supported" (rule or map element), a 16th nested jump "Too many links" at that
+    // jump, an unreached loop (even `jump a` in a) is accepted
+    auto chain_of = [](int from, int n) {
+      std::string out = "add table ip t\nadd chain ip t base { type filter hook input priority 0; }\n";
+      for (int i = 0; i <= n; ++i) out += fmt::format("add chain ip t c{}\n", i);
+      out += "add rule ip t base jump c0\n";
+      for (int i = from; i < n; ++i) out += fmt::format("add rule ip t c{} jump c{}\n", i, i + 1);
+      return out;
+    };
+    nft::ruleset ok;
+    CHECK(run(ok, chain_of(0, 14)).empty());  // 15 jumps: base -> c0 -> ... -> c14
+    nft::ruleset deep;
+    std::string err = run(deep, chain_of(0, 15), "deep.nft");
+    CHECK_MESSAGE(err.find("deep.nft:34:19:") != std::string::npos, err);  // at `jump c15`, as the kernel says
+    CHECK(err.find("more than 15 nested jumps or gotos from base chain base (base -> c0 -> c1") != std::string::npos);
+    CHECK(deep.tables.empty());
+    nft::ruleset loop;
+    err = run(loop, chain_of(0, 1) + "add rule ip t c1 goto c0\n", "loop.nft");
+    CHECK_MESSAGE(err.find("(\"Too many links\")") != std::string::npos, err);
+    CHECK(loop.tables.empty());
+    nft::ruleset unreached;
+    CHECK(run(unreached, "add table ip t\nadd chain ip t a\nadd chain ip t b\nadd rule ip t a jump b\n"
+                         "add rule ip t b jump a\nadd rule ip t a jump a\n")
+              .empty());
+    for (const char* to_base : {"add rule ip t x jump base\n", "add rule ip t x meta mark vmap { 1 : goto base }\n",
+                                "add map ip t m { type mark : verdict; elements = { 2 : jump base } }\n"}) {
+      nft::ruleset rs;
+      err = run(rs, std::string("add table ip t\nadd chain ip t base { type filter hook input priority 0; }\n"
+                                "add chain ip t x\n") + to_base);
+      CHECK_MESSAGE(err.find("jump or goto to base chain base: the kernel refuses it (\"Operation not supported\")") !=
+                        std::string::npos,
+                    to_base);
+      CHECK(rs.tables.empty());
+    }
   }
 
   TEST_CASE("nft apply: add element of a map key that is there with other data is refused") {

@@ -194,6 +194,17 @@ rename chain inet fw forward fwd2
                     {"flush chain inet fw input\ndelete set inet fw admin\nflush map inet fw mark-of\n"}});
   }
 
+  TEST_CASE("nft kernel: jumps to base chains, and loops reached from one, are refused") {
+    // The refusals come last: a refused transaction can use up handles in the kernel, which nflens
+    // does not model.
+    check_sequence({{"add table inet fw\nadd chain inet fw input { type filter hook input priority 0; }\n"
+                     "add chain inet fw l1\nadd chain inet fw l2\nadd rule inet fw l1 jump l2\n"
+                     "add rule inet fw l2 goto l1\n"},            // a loop no base chain reaches
+                    {"add rule inet fw input jump l1\n", true},  // the loop reached from one
+                    {"add rule inet fw l1 jump input\n", true},  // a jump to a base chain
+                    {"add rule inet fw l1 meta mark vmap { 1 : goto input }\n", true}});
+  }
+
   TEST_CASE("nft kernel: bridge, netdev and arp families") {
     check_sequence({{R"(table bridge br {
 	chain pre {

@@ -1423,6 +1423,128 @@ void check_nat_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
   }
 }
 
+/// The kernel's checks of jumps and gotos (also in verdict maps): none may go to a base chain
+/// (nft_verdict_init: "Operation not supported"), and a path from a base chain has at most 15 of them
+/// (nft_chain_validate, NFT_JUMP_STACK_SIZE 16: "Too many links"), so a loop reached from one is refused
+/// too. A loop no base chain reaches is accepted, as the kernel accepts it. One error per base chain,
+/// at the jump that goes one level too deep on its deepest path.
+void check_jumps(const ruleset& rs, std::vector<diagnostic>& diags) {
+  constexpr std::uint32_t max_jumps = 15;
+  struct edge {
+    std::size_t to;
+    const source* file;
+    span where;
+  };
+  struct refs {
+    std::vector<std::pair<std::string_view, span>> chains;
+    std::vector<std::string_view> sets;
+    void chain_ref(std::string_view c, span w) { chains.emplace_back(c, w); }
+    void set_ref(std::string_view n, span) { sets.push_back(n); }
+    void dynset_ref(std::string_view, span) {}
+    void flowtable_ref(std::string_view, span) {}
+    void object_ref(object_type, std::string_view, span) {}
+  };
+  const auto error = [&](const source* file, span where, std::string message) {
+    diagnostic d;
+    d.level = severity::error;
+    d.code = error_code::invalid_value;
+    d.message = std::move(message);
+    for (const auto& src : rs.sources)
+      if (src.get() == file) d.file = src;
+    d.where = where;
+    diags.push_back(std::move(d));
+  };
+  for (const auto& t : rs.tables) {
+    std::unordered_map<std::string_view, std::size_t> chain_at, set_at;
+    for (std::size_t i = 0; i < t.chains.size(); ++i) chain_at.emplace(t.chains[i].name, i);
+    for (std::size_t i = 0; i < t.sets.size(); ++i) set_at.emplace(t.sets[i].name, i);
+    // the chain refs of each named map's elements, and a jump to a base chain wherever it is written
+    std::vector<std::vector<edge>> map_edges(t.sets.size());
+    const auto resolve = [&](const refs& found, const source* file, std::vector<edge>& out) {
+      for (const auto& [name, where] : found.chains) {
+        const auto it = chain_at.find(name);
+        if (it == chain_at.end()) continue;
+        if (t.chains[it->second].base != nullptr)
+          error(file, where,
+                fmt::format("jump or goto to base chain {}: the kernel refuses it (\"Operation not supported\")", name));
+        else
+          out.push_back({it->second, file, where});
+      }
+    };
+    for (std::size_t m = 0; m < t.sets.size(); ++m)
+      for (const auto& el : t.sets[m].elements) {
+        refs found;
+        ref_walker<refs> w{found};
+        w.ex(el.data);
+        resolve(found, el.file, map_edges[m]);
+      }
+    std::vector<std::vector<edge>> edges(t.chains.size());
+    for (std::size_t c = 0; c < t.chains.size(); ++c)
+      for (const auto& r : t.chains[c].rules) {
+        refs found;
+        walk_rule(r, found);
+        resolve(found, r.file, edges[c]);
+        for (const auto n : found.sets)
+          if (const auto it = set_at.find(n); it != set_at.end())
+            edges[c].insert(edges[c].end(), map_edges[it->second].begin(), map_edges[it->second].end());
+      }
+    // Longest path (in jumps, capped past the limit) from each chain, by an iterative depth-first walk; a
+    // chain met again on the current path is a loop, as deep as any limit.
+    enum : std::uint8_t { unseen, on_path, done };
+    std::vector<std::uint8_t> colour(t.chains.size(), unseen);
+    std::vector<std::uint32_t> height(t.chains.size(), 0);
+    std::vector<const edge*> deepest(t.chains.size(), nullptr);
+    for (std::size_t b = 0; b < t.chains.size(); ++b) {
+      if (t.chains[b].base == nullptr) continue;
+      if (colour[b] == unseen) {
+        std::vector<std::pair<std::size_t, std::size_t>> stack{{b, 0}};  // chain, next edge
+        colour[b] = on_path;
+        while (!stack.empty()) {
+          auto& [c, next] = stack.back();
+          if (next == edges[c].size()) {
+            colour[c] = done;
+            const std::size_t finished = c;
+            stack.pop_back();
+            if (!stack.empty()) {
+              const std::size_t p = stack.back().first;
+              if (height[finished] + 1 > height[p]) {
+                height[p] = std::min(height[finished] + 1, max_jumps + 1);
+                deepest[p] = &edges[p][stack.back().second - 1];
+              }
+            }
+            continue;
+          }
+          const edge& e = edges[c][next++];
+          if (colour[e.to] == unseen && height[c] <= max_jumps) {
+            colour[e.to] = on_path;
+            stack.emplace_back(e.to, 0);
+            continue;
+          }
+          const std::uint32_t below = colour[e.to] == on_path ? max_jumps + 1 : height[e.to];
+          if (below + 1 > height[c]) {
+            height[c] = std::min(below + 1, max_jumps + 1);
+            deepest[c] = &e;
+          }
+        }
+      }
+      if (height[b] <= max_jumps) continue;
+      // the deepest path, to the jump that is one too many (the kernel's level 16)
+      std::string path(t.chains[b].name);
+      const edge* e = deepest[b];
+      for (std::uint32_t level = 1; e != nullptr; ++level) {
+        path += fmt::format(" -> {}", t.chains[e->to].name);
+        if (level == max_jumps + 1 || deepest[e->to] == nullptr) break;
+        e = deepest[e->to];
+      }
+      if (e != nullptr)
+        error(e->file, e->where,
+              fmt::format("more than {} nested jumps or gotos from base chain {} ({}): the kernel refuses it "
+                          "(\"Too many links\"), as it refuses a loop reached from a base chain",
+                          max_jumps, t.chains[b].name, path));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<diagnostic> apply(ruleset& r, const script& s, const apply_options& options) {
@@ -1434,6 +1556,7 @@ std::vector<diagnostic> apply(ruleset& r, const script& s, const apply_options& 
   const auto before = diags.size();
   work.sources.insert(work.sources.end(), s.sources.begin(), s.sources.end());
   check_nat_hooks(work, diags);
+  check_jumps(work, diags);
   work.sources.resize(work.sources.size() - s.sources.size());
   if (diags.size() != before) return diags;
   for (const auto& src : s.sources)
