@@ -66,8 +66,10 @@ struct ip6addr_bracketed : leaf<ip6addr_bracketed> {
     return true;
   }
 };
-/// Reads a dotted quad as inet_pton(3) does (each part 0-255 without leading zeros) at `p`: its length,
-/// and the address in `out`; 0 when there is none.
+/// Reads a dotted quad at `p` as nft does: its scanner takes four parts of 1 to 3 digits, inet_pton(3)
+/// reads them, and what inet_pton refuses (a leading zero) getaddrinfo(3) reads as inet_aton(3) does, a
+/// part with a leading 0 in octal (`010.0.0.1` is 8.0.0.1; `08` is no address). Each part at most 255.
+/// Returns its length, and the address in `out`; 0 when there is none.
 inline std::size_t ipv4_length(const char* p, const char* end, std::uint32_t* out = nullptr) noexcept {
   const char* q = p;
   std::uint32_t value = 0;
@@ -77,9 +79,14 @@ inline std::size_t ipv4_length(const char* p, const char* end, std::uint32_t* ou
       ++q;
     }
     const std::size_t d = detail::scan(q, end, is_digit);
-    if (d == 0 || d > 3 || (d > 1 && *q == '0')) return 0;
+    if (d == 0 || d > 3) return 0;
+    const std::uint32_t radix = d > 1 && *q == '0' ? 8 : 10;
     std::uint32_t n = 0;
-    for (std::size_t i = 0; i < d; ++i) n = n * 10 + static_cast<std::uint32_t>(q[i] - '0');
+    for (std::size_t i = 0; i < d; ++i) {
+      const auto digit = static_cast<std::uint32_t>(q[i] - '0');
+      if (digit >= radix) return 0;
+      n = n * radix + digit;
+    }
     if (n > 255) return 0;
     value = value << 8 | n;
     q += d;

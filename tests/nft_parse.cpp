@@ -505,7 +505,7 @@ TEST_SUITE("unit") {
         {"meta mark set 0x100000000", error_code::number_out_of_range, 17, nullptr},
         {"ip saddr . tcp dport { 10.0.0.1 . 70000 } drop", error_code::number_out_of_range, 37, nullptr},
         {"ip saddr 1.2.3.256 drop", error_code::invalid_address, 12,
-         "`1.2.3.256` is not an IPv4 address (each of its four parts is at most 255)"},
+         "`1.2.3.256` is not an IPv4 address (four parts of at most 255; a part with a leading 0 is octal, as nft reads it)"},
         {"ip daddr { 10.0.0.1, 10.0.0.300 } drop", error_code::invalid_address, 24, nullptr},
         {"tcp dport 1.2 drop", error_code::invalid_value, 13, nullptr},
     };
@@ -640,5 +640,23 @@ TEST_SUITE("unit") {
     CHECK_FALSE(prio_of(chain("raw - 2147483647")));
     CHECK(prio_of(chain("raw - 2147483000")) == priority{priority_name::raw, -2147483000});
     CHECK(priority_value(priority{priority_name::srcnat, INT32_MAX}, family::ip) == std::nullopt);
+  }
+
+  TEST_CASE("nft parse: a dotted quad with leading zeros is read as nft reads it, those parts in octal") {
+    // found by a new user; nft 1.0.6 lists `010.0.0.1` as 8.0.0.1 and `01.02.03.04` as 1.2.3.4 (inet_pton
+    // refuses them, getaddrinfo reads them as inet_aton does), and refuses `10.0.0.08`
+    auto address_of = [](const std::string& text) -> std::string {
+      one_rule r("ip saddr " + text + " accept");
+      if (r.r == nullptr) return errors_of(r.parsed);
+      const auto* rel = r.at(0).get<match_stmt>();
+      if (rel == nullptr || rel->right == nullptr || rel->right->get<address_expr>() == nullptr) return "?";
+      return to_string(rel->right->get<address_expr>()->address);
+    };
+    CHECK(address_of("010.0.0.1") == "8.0.0.1");
+    CHECK(address_of("01.02.03.04") == "1.2.3.4");
+    CHECK(address_of("10.0.0.077") == "10.0.0.63");
+    CHECK(address_of("10.0.0.1") == "10.0.0.1");
+    CHECK(address_of("10.0.0.08").find("error[invalid-address]: `10.0.0.08` is not an IPv4 address") != std::string::npos);
+    CHECK(address_of("10.0.0.0400").find("error") != std::string::npos);
   }
 }

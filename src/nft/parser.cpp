@@ -1661,7 +1661,9 @@ void check_constant(const state& st, type_info want, const expr& e) {
     const std::string_view t(st.base + e.where.offset, e.where.length);
     if (want.type == datatype::ipv4_addr && t.find_first_not_of("0123456789.") == std::string_view::npos)
       throw syntax_error{e.where.offset, e.where.length, error_code::invalid_address,
-                         fmt::format("`{}` is not an IPv4 address (each of its four parts is at most 255)", t)};
+                         fmt::format("`{}` is not an IPv4 address (four parts of at most 255; a part with a leading 0 is "
+                                     "octal, as nft reads it)",
+                                     t)};
     throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
                        fmt::format("a concatenation where one {} value is expected", name(want.type))};
   }
