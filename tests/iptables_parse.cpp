@@ -339,4 +339,16 @@ TEST_SUITE("unit") {
     CHECK(rules[4].spec->matches[0].options.size() == 2);
     CHECK(rules[4].spec->matches[1].options.size() == 1);
   }
+
+  TEST_CASE("iptables parse: an interface name with a space is warned about and prints quoted, so it reads back") {
+    // fuzz finding (roundtrip_iptables); iptables-restore 1.8.9 takes `-i "a b"` with a warning
+    auto r = ipt::parse("t.rules", "*filter\n-A FORWARD -i bond0.\"L: \" -j ACCEPT\nCOMMIT\n");
+    REQUIRE(r.ok());
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].message.find("has a '/' or ' '") != std::string::npos);
+    const std::string printed = ipt::print(only_rule(r.value));
+    CHECK(printed == "-A FORWARD -i \"bond0.L: \" -j ACCEPT");
+    const auto again = parse_ok("*filter\n" + printed + "\nCOMMIT\n");
+    CHECK(only_rule(again).spec->in_interface->name == "bond0.L: ");
+  }
 }

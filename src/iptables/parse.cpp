@@ -957,6 +957,11 @@ void parser::build_rule() {
     if (!detail::valid_interface_name(clause->text))
       fail(error_code::invalid_value, clause->where,
            fmt::format("interface name `{}` must be 1 to 15 bytes", detail::clip(clause->text)));
+    if (clause->text.find_first_of("/ ") != std::string_view::npos)
+      warn(error_code::invalid_value, clause->where,
+           fmt::format("interface name `{}` has a '/' or ' ', which the kernel allows in no interface name (as "
+                       "iptables warns): it matches none",
+                       detail::clip(clause->text)));
     *slot = src_.store_one(interface_match{clause->text, clause->negated, clause->option});
   }
   // -p

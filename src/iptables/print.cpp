@@ -45,6 +45,14 @@ void save_string(out_t& out, std::string_view s) {
   out += '"';
 }
 
+// An interface name as iptables-save writes it (bare), except one that would not read back as one word:
+// iptables takes `-i "a b"` (warning that the kernel has no such name) and saves it unquoted.
+void interface_name(out_t& out, std::string_view s) {
+  if (s.find_first_of(" \t\"'\\") != std::string_view::npos) return save_string(out, s);
+  out += ' ';
+  out.append(s);
+}
+
 void negation(out_t& out, bool negated) {
   if (negated) out += " !";
 }
@@ -705,11 +713,13 @@ void save_spec(out_t& out, const rule_spec& s, ip_family family) {
   base_address_list(out, 'd', s.destination);
   if (s.in_interface != nullptr && !(s.in_interface->name == "+" && !s.in_interface->negated)) {
     negation(out, s.in_interface->negated);
-    putf(out, " -i {}", s.in_interface->name);
+    out += " -i";
+    interface_name(out, s.in_interface->name);
   }
   if (s.out_interface != nullptr && !(s.out_interface->name == "+" && !s.out_interface->negated)) {
     negation(out, s.out_interface->negated);
-    putf(out, " -o {}", s.out_interface->name);
+    out += " -o";
+    interface_name(out, s.out_interface->name);
   }
   if (s.protocol.present && s.protocol.number != 0) {
     negation(out, s.protocol.negated);
