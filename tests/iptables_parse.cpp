@@ -313,9 +313,10 @@ TEST_SUITE("unit") {
         "-A POSTROUTING -m dscp -m tcp -p tcp --dscp 10 --dport 7\n"
         "-A POSTROUTING -m statistic --mode random --probability 0.5 -m policy --dir out --pol none --mode tunnel\n"
         "-A POSTROUTING -p dccp --sport 1 -m mark --mark 2 --dport 2\n"
+        "-A POSTROUTING -j CLASSIFY --set-class 1:1 -m dscp -m mark --mark 1 --dscp 1\n"
         "COMMIT\n");
     const auto& rules = rs.tables.at(0).rules;
-    REQUIRE(rules.size() == 5);
+    REQUIRE(rules.size() == 6);
     // the `-p tcp` module, loaded as iptables loads it for options the target does not have
     CHECK(ipt::print(rules[0]) == "-A POSTROUTING -p tcp -m tcp --dport 5 --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1400");
     REQUIRE(rules[0].spec->matches.size() == 1);
@@ -338,6 +339,12 @@ TEST_SUITE("unit") {
     CHECK(rules[4].spec->matches[0].name == "dccp");
     CHECK(rules[4].spec->matches[0].options.size() == 2);
     CHECK(rules[4].spec->matches[1].options.size() == 1);
+    // a generic module loaded after a generic target: the module, loaded later, takes it
+    REQUIRE(rules[5].spec->matches.size() == 2);
+    CHECK(rules[5].spec->matches[0].name == "dscp");
+    REQUIRE(rules[5].spec->matches[0].options.size() == 1);
+    CHECK(rules[5].spec->matches[0].options[0].generic_value().name == "dscp");
+    CHECK(rules[5].spec->target.options.size() == 1);
   }
 
   TEST_CASE("iptables parse: an interface name with a space is warned about and prints quoted, so it reads back") {

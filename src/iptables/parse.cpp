@@ -570,18 +570,20 @@ class parser {
         return true;
       }
     }
-    // a generic target or module loaded before the typed ones may have it
-    if (has_target && target_spec_ == nullptr) {
-      opt.owner = -1;
+    // a generic target or module loaded before the typed ones may have it: the one loaded last (the
+    // target was loaded after the first `target_at_` matches)
+    const bool generic_target = has_target && target_spec_ == nullptr;
+    for (std::size_t k = matches_.size() + 1; k-- > 0;) {
       opt.spec = nullptr;
-      return true;
-    }
-    for (std::size_t k = matches_.size(); k-- > 0;)
-      if (matches_[k].spec == nullptr) {
-        opt.owner = static_cast<int>(k);
-        opt.spec = nullptr;
+      if (generic_target && k == target_at_) {
+        opt.owner = -1;
         return true;
       }
+      if (k > 0 && matches_[k - 1].spec == nullptr) {
+        opt.owner = static_cast<int>(k - 1);
+        return true;
+      }
+    }
     return false;
   }
 

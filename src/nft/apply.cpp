@@ -1338,19 +1338,36 @@ class applier {
   }
 };
 
+/// The chains (with where they are named) and the sets a rule or element refers to: what the commit
+/// checks below follow.
+struct jump_refs {
+  std::vector<std::pair<std::string_view, span>> chains;
+  std::vector<std::string_view> sets;
+  void chain_ref(std::string_view c, span w) { chains.emplace_back(c, w); }
+  void set_ref(std::string_view n, span) { sets.push_back(n); }
+  void dynset_ref(std::string_view, span) {}
+  void flowtable_ref(std::string_view, span) {}
+  void object_ref(object_type, std::string_view, span) {}
+};
+
+/// An error of the kernel's commit checks, at `where` in `file` (one of the ruleset's sources).
+void commit_error(const ruleset& rs, std::vector<diagnostic>& diags, const source* file, span where,
+                  std::string message) {
+  diagnostic d;
+  d.level = severity::error;
+  d.code = error_code::invalid_value;
+  d.message = std::move(message);
+  for (const auto& src : rs.sources)
+    if (src.get() == file) d.file = src;
+  d.where = where;
+  diags.push_back(std::move(d));
+}
+
 /// The kernel's check of NAT statements against the base chains that reach them (nft_nat_validate,
 /// nft_chain_validate_hooks, run at commit): dnat and redirect only in nat chains at prerouting or
 /// output, snat only at postrouting or input, masquerade only at postrouting — also through jumps, gotos
 /// and verdict maps. A chain no base chain reaches is not checked. One error per statement, at it.
 void check_nat_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
-  struct refs {
-    std::vector<std::string_view> chains, sets;
-    void chain_ref(std::string_view c, span) { chains.push_back(c); }
-    void set_ref(std::string_view n, span) { sets.push_back(n); }
-    void dynset_ref(std::string_view, span) {}
-    void flowtable_ref(std::string_view, span) {}
-    void object_ref(object_type, std::string_view, span) {}
-  };
   const auto allowed = [](nat_kind k, hook h) {
     switch (k) {
       case nat_kind::dnat:
@@ -1376,26 +1393,20 @@ void check_nat_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
       while (!todo.empty()) {
         const auto& c = t.chains[todo.back()];
         todo.pop_back();
-        refs found;
+        jump_refs found;
         const auto check = [&](const auto& self, std::span<const stmt> stmts, const source* file) -> void {
           for (const auto& st : stmts) {
             if (const auto* n = st.get<nat_stmt>();
                 n != nullptr && (b.base->type != chain_type::nat || !allowed(n->kind, b.base->hook_point)) &&
                 reported.insert(&st).second) {
-              diagnostic d;
-              d.level = severity::error;
-              d.code = error_code::invalid_value;
-              d.message = fmt::format(
-                  "{} in chain {}, reached from base chain {} ({} hook {}): the kernel allows it only in nat chains "
-                  "at {} (\"Operation not supported\")",
-                  name(n->kind), c.name, b.name, name(b.base->type), name(b.base->hook_point),
-                  n->kind == nat_kind::masquerade ? "postrouting"
-                  : n->kind == nat_kind::snat     ? "postrouting or input"
-                                                  : "prerouting or output");
-              for (const auto& src : rs.sources)
-                if (src.get() == file) d.file = src;
-              d.where = st.where;
-              diags.push_back(std::move(d));
+              commit_error(
+                  rs, diags, file, st.where,
+                  fmt::format("{} in chain {}, reached from base chain {} ({} hook {}): the kernel allows it only in "
+                              "nat chains at {} (\"Operation not supported\")",
+                              name(n->kind), c.name, b.name, name(b.base->type), name(b.base->hook_point),
+                              n->kind == nat_kind::masquerade ? "postrouting"
+                              : n->kind == nat_kind::snat     ? "postrouting or input"
+                                                              : "prerouting or output"));
             }
             if (const auto* a = st.get<anonymous_chain_stmt>(); a != nullptr && a->body != nullptr)
               for (const auto& r : a->body->rules) self(self, r.stmts, file);
@@ -1409,10 +1420,10 @@ void check_nat_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
         for (std::size_t k = 0; k < found.sets.size(); ++k) {  // (the walk below may add to it)
           const auto it = set_at.find(found.sets[k]);
           if (it == set_at.end()) continue;
-          ref_walker<refs> w{found};
+          ref_walker<jump_refs> w{found};
           for (const auto& el : t.sets[it->second].elements) w.ex(el.data);
         }
-        for (const auto cn : found.chains) {
+        for (const auto& [cn, where] : found.chains) {
           const auto it = chain_at.find(cn);
           if (it == chain_at.end() || seen[it->second]) continue;
           seen[it->second] = 1;
@@ -1435,24 +1446,8 @@ void check_jumps(const ruleset& rs, std::vector<diagnostic>& diags) {
     const source* file;
     span where;
   };
-  struct refs {
-    std::vector<std::pair<std::string_view, span>> chains;
-    std::vector<std::string_view> sets;
-    void chain_ref(std::string_view c, span w) { chains.emplace_back(c, w); }
-    void set_ref(std::string_view n, span) { sets.push_back(n); }
-    void dynset_ref(std::string_view, span) {}
-    void flowtable_ref(std::string_view, span) {}
-    void object_ref(object_type, std::string_view, span) {}
-  };
   const auto error = [&](const source* file, span where, std::string message) {
-    diagnostic d;
-    d.level = severity::error;
-    d.code = error_code::invalid_value;
-    d.message = std::move(message);
-    for (const auto& src : rs.sources)
-      if (src.get() == file) d.file = src;
-    d.where = where;
-    diags.push_back(std::move(d));
+    commit_error(rs, diags, file, where, std::move(message));
   };
   for (const auto& t : rs.tables) {
     std::unordered_map<std::string_view, std::size_t> chain_at, set_at;
@@ -1460,7 +1455,7 @@ void check_jumps(const ruleset& rs, std::vector<diagnostic>& diags) {
     for (std::size_t i = 0; i < t.sets.size(); ++i) set_at.emplace(t.sets[i].name, i);
     // the chain refs of each named map's elements, and a jump to a base chain wherever it is written
     std::vector<std::vector<edge>> map_edges(t.sets.size());
-    const auto resolve = [&](const refs& found, const source* file, std::vector<edge>& out) {
+    const auto resolve = [&](const jump_refs& found, const source* file, std::vector<edge>& out) {
       for (const auto& [name, where] : found.chains) {
         const auto it = chain_at.find(name);
         if (it == chain_at.end()) continue;
@@ -1473,15 +1468,15 @@ void check_jumps(const ruleset& rs, std::vector<diagnostic>& diags) {
     };
     for (std::size_t m = 0; m < t.sets.size(); ++m)
       for (const auto& el : t.sets[m].elements) {
-        refs found;
-        ref_walker<refs> w{found};
+        jump_refs found;
+        ref_walker<jump_refs> w{found};
         w.ex(el.data);
         resolve(found, el.file, map_edges[m]);
       }
     std::vector<std::vector<edge>> edges(t.chains.size());
     for (std::size_t c = 0; c < t.chains.size(); ++c)
       for (const auto& r : t.chains[c].rules) {
-        refs found;
+        jump_refs found;
         walk_rule(r, found);
         resolve(found, r.file, edges[c]);
         for (const auto n : found.sets)
