@@ -121,6 +121,30 @@ TEST_CASE("the 1.0.6 flavour reproduces nft 1.0.6's JSON") {
   CHECK(rule[1]["log"]["flags"] == "all");  // one flag as a string
 }
 
+TEST_CASE("what nft 1.0.6's JSON has no member for is left out of that flavour with a warning") {
+  const std::string listing =
+      "table ip x {\n\tcomment \"tc\"\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic,timeout\n\t}\n\n"
+      "\tchain c {\n\t\tcomment \"cc\"\n\t}\n}\n";
+  nft::json_write_options o;
+  o.flavour = nft::json_flavour::v1_0_6;
+  o.metainfo = false;
+  const auto w = nft::write_json(text(listing), o);
+  std::vector<std::string> lost;
+  for (const auto& d : w.diagnostics)
+    if (d.code == nflens::error_code::not_translatable) lost.push_back(d.message);
+  REQUIRE(lost.size() == 3);
+  CHECK(lost[0] == "table ip x: a comment has no place in nft 1.0.6's JSON; it is left out");
+  CHECK(lost[1] == "table ip x set s: flag dynamic has no place in nft 1.0.6's JSON; it is left out");
+  CHECK(lost[2] == "table ip x chain c: a comment has no place in nft 1.0.6's JSON; it is left out");
+  const auto doc = json::parse(w.value)["nftables"];
+  CHECK_FALSE(doc[0]["table"].contains("comment"));
+  // the current flavour has a place for each, and warns of none
+  o.flavour = nft::json_flavour::current;
+  const auto cur = nft::write_json(text(listing), o);
+  CHECK(cur.diagnostics.empty());
+  CHECK(json::parse(cur.value)["nftables"][0]["table"]["comment"] == "tc");
+}
+
 TEST_CASE("the 1.0.6 flavour writes a masked flag comparison in 1.0.6's form from either text") {
   // nft 1.1 lists what 1.0.6 listed as `tcp flags syn / syn,ack` as `tcp flags & (syn | ack) == syn`; the
   // kernel holds the same for both, and 1.0.6's JSON of either is the flag-list form

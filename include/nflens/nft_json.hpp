@@ -34,7 +34,9 @@ enum class json_flavour : std::uint8_t {
   current,  ///< nft 1.1.x, as upstream's `tests/shell/**/dumps/*.json-nft` expect
   v1_0_6,   ///< nft 1.0.6 (Debian 12): unflattened `|`/`&` chains, one-item flag lists as a bare string,
             ///< concatenated map data as one string, sets before chains, no `dynamic` set flag, no chain
-            ///< `dev` for a single device and no chain comment
+            ///< `dev` for a single device. What it has no member for (a table or chain comment, the
+            ///< `dynamic` flag, `auto-merge`, a listed chain's devices, inner tunnel headers) is left
+            ///< out with a not_translatable warning
 };
 
 /// Options of `write_json`.

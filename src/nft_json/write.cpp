@@ -177,6 +177,10 @@ class writer {
     d.where = where;
     diags_.push_back(std::move(d));
   }
+  /// What nft 1.0.6's JSON has no member for: left out of that flavour, and said so.
+  void lost_in_old(const source* file, span where, std::string what) {
+    not_translatable(file, where, what + " has no place in nft 1.0.6's JSON; it is left out");
+  }
 
   /// A list of flag names: an array, or in 1.0.6 (for table, log, queue and nat flags: `single`) a bare
   /// string when there is one.
@@ -215,7 +219,10 @@ class writer {
     } else {
       flag_list("flags", flags, true);
     }
-    if (!t.comment.empty() && !old()) e_.member("comment", t.comment);
+    if (!t.comment.empty() && old())
+      lost_in_old(t.file, t.where, fmt::format("table {} {}: a comment", name(t.fam), t.name));
+    else if (!t.comment.empty())
+      e_.member("comment", t.comment);
     e_.end_object();
     e_.end_object();
   }
@@ -244,11 +251,18 @@ class writer {
     e_.member("table", table_name_);
     e_.member("name", c.name);
     handle(c.handle, listing);
-    if (!c.comment.empty() && !old()) e_.member("comment", c.comment);
+    if (!c.comment.empty() && old())
+      lost_in_old(c.file, c.where, fmt::format("table {} {} chain {}: a comment", name(fam_), table_name_, c.name));
+    else if (!c.comment.empty())
+      e_.member("comment", c.comment);
     if (c.base != nullptr) {
       const auto& b = *c.base;
       // 1.0.6 lists no devices (it keeps them only for what it parsed), but needs them to create a chain
-      if (!old() || !listing) devices(b.devices);
+      if (!old() || !listing)
+        devices(b.devices);
+      else if (!b.devices.empty())
+        lost_in_old(c.file, c.where, fmt::format("table {} {} chain {}: the devices of a listed chain", name(fam_),
+                                                 table_name_, c.name));
       e_.member("type", name(b.type));
       e_.member("hook", name(b.hook_point));
       e_.key("prio");
@@ -327,10 +341,15 @@ class writer {
     if (s.flags & static_cast<std::uint8_t>(set_flag::interval)) flags.push_back("interval");
     if ((s.flags & static_cast<std::uint8_t>(set_flag::timeout)) || (s.has_timeout && s.timeout_ms != 0))
       flags.push_back("timeout");  // a set timeout implies the flag, which the listing then leaves out
-    if ((s.flags & static_cast<std::uint8_t>(set_flag::dynamic)) && !old()) flags.push_back("dynamic");
+    if ((s.flags & static_cast<std::uint8_t>(set_flag::dynamic)) && old())
+      lost_in_old(s.file, s.where, fmt::format("table {} {} set {}: flag dynamic", name(fam_), table_name_, s.name));
+    else if (s.flags & static_cast<std::uint8_t>(set_flag::dynamic))
+      flags.push_back("dynamic");
     flag_list("flags", flags);
     if (s.has_timeout && s.timeout_ms != 0) e_.member_number("timeout", s.timeout_ms / 1000);
     if (s.has_gc_interval && s.gc_interval_ms != 0) e_.member_number("gc-interval", s.gc_interval_ms / 1000);
+    if (s.auto_merge && old())
+      lost_in_old(s.file, s.where, fmt::format("table {} {} set {}: auto-merge", name(fam_), table_name_, s.name));
     if (s.auto_merge && !old()) {
       e_.key("auto-merge");
       e_.boolean(true);
@@ -1338,7 +1357,7 @@ class writer {
     e_.end_object();
   }
   void expr_body(const nft::expr&, const verdict_expr& v) { verdict(v.kind, v.chain); }
-  void expr_body(const nft::expr&, const payload_expr& p) {
+  void expr_body(const nft::expr& x, const payload_expr& p) {
     e_.begin_object();
     switch (p.protocol) {
       case header::raw:
@@ -1412,7 +1431,9 @@ class writer {
       default:
         e_.key("payload");
         e_.begin_object();
-        if (p.inner != tunnel::none && !old())
+        if (p.inner != tunnel::none && old())
+          lost_in_old(file_, x.where, fmt::format("an inner header of tunnel {}", name(p.inner)));
+        else if (p.inner != tunnel::none)
           e_.member("tunnel", name(p.inner));
         else if ((p.protocol == header::vxlan || p.protocol == header::geneve) && !old())
           e_.member("tunnel", name(p.protocol));  // nft reads these headers as tunnels of themselves
