@@ -748,6 +748,39 @@ COMMIT
   CHECK(compare(g.value, h.value).equivalent);
 }
 
+TEST_CASE("a destination a path already excludes is wholly outside it when a rule excludes it again") {
+  // fuzz finding (dispatch): the second `! -d 10.0.0.1` split the frontend into a part that matched and
+  // a part that did not, both the whole frontend, and its shares summed to 2
+  const auto g = graph_of_rules(R"(*nat
+:PREROUTING ACCEPT [0:0]
+:SVC - [0:0]
+:SEP - [0:0]
+-A PREROUTING ! -d 10.0.0.1/32 -j SVC
+-A SVC -d 10.0.0.0/8 -p tcp -m tcp --dport 80 -j SEP
+-A SVC -p tcp -j DNAT --to-destination 10.244.0.2:80
+-A SEP ! -d 10.0.0.1/32 -j RETURN
+-A SEP -p tcp -j DNAT --to-destination 10.244.0.1:80
+COMMIT
+)");
+  CHECK(g.diagnostics.empty());
+  // SEP returns every connection to 10.0.0.0/8:80 (none is to 10.0.0.1): SVC's own DNAT takes them, as it
+  // takes the other TCP connections; before, 10.0.0.0/8:80 was a service of its own with SEP's endpoint
+  REQUIRE(g.value.services.size() == 1);
+  const auto& s = g.value.services[0];
+  CHECK(s.frontends.size() == 2);
+  CHECK(to_text(g.value).find("tcp 10.0.0.0/8:80 -> dispatch (not to 10.0.0.1/32)") != std::string::npos);
+  REQUIRE(s.endpoints.size() == 1);
+  CHECK(to_string(s.endpoints[0].address) == "10.244.0.2");
+  CHECK(s.endpoints[0].probability == 1.0);
+}
+
+TEST_CASE("a statistic threshold from 2^31 up matches every connection") {
+  // xt_statistic compares (random & 0x7FFFFFFF) with the threshold: 2^31 and more always match
+  CHECK(statistic_probability(0x80000000u) == 1.0);
+  CHECK(statistic_probability(0xFFFFFFFFu) == 1.0);
+  CHECK(statistic_probability(0x40000000u) == 0.5);
+}
+
 TEST_CASE("a drop before NAT, or notrack, decides a frontend's connections before NAT can") {
   // found by a new user: a mangle-table DROP of a ClusterIP, an nft prerouting filter chain dropping a
   // ClusterIP (any port), and a raw-table `CT --notrack` all compared equivalent to the plain dump

@@ -269,9 +269,10 @@ struct dispatch_graph {
 /// kernel's xt_statistic matches when `(random_u32 & 0x7FFFFFFF) < threshold`). p is clamped to [0, 1].
 [[nodiscard]] std::uint32_t statistic_threshold(double printed) noexcept;
 
-/// The probability a threshold gives: threshold / 2^31.
+/// The probability a threshold gives: threshold / 2^31, and 1 from 2^31 up (every masked random value is
+/// below such a threshold).
 [[nodiscard]] constexpr double statistic_probability(std::uint32_t threshold) noexcept {
-  return static_cast<double>(threshold) / 2147483648.0;
+  return threshold >= 0x80000000u ? 1.0 : static_cast<double>(threshold) / 2147483648.0;
 }
 
 /// Shares of a ladder of rules tried in order: rule i is taken with p_i = thresholds[i] / 2^31 of what the

@@ -488,6 +488,25 @@ class evaluator {
     return a;
   }
 
+  /// Whether `d` already excludes all of `p`.
+  static bool excluded(const dest& d, const ip_prefix& p) {
+    return std::any_of(d.excl.begin(), d.excl.begin() + d.n_excl,
+                       [&](const ip_prefix& e) { return prefix_contains(e, p); });
+  }
+
+  /// Adds to `d`'s exclusions the prefixes of `vals` that overlap it and are not excluded yet; false
+  /// when they do not fit.
+  static bool exclude(dest& d, const value* vals, index n) {
+    for (index i = 0; i < n; ++i) {
+      const auto pv = as_prefix(vals[i]);
+      if (d.has_addr && !prefix_contains(d.addr, pv)) continue;  // outside it: nothing to exclude
+      if (excluded(d, pv)) continue;
+      if (d.n_excl == d.excl.size()) return false;
+      d.excl[d.n_excl++] = pv;
+    }
+    return true;
+  }
+
   match_result match(const rule& r, const flow& f, bool ignore_source = false) {
     match_result m;
     std::vector<flow> cur;
@@ -555,14 +574,22 @@ class evaluator {
                 const auto pv = as_prefix(vals[i]);
                 if (fl.d.has_addr && prefix_contains(pv, fl.d.addr))
                   inside = true;
-                else if (!fl.d.has_addr || prefix_contains(fl.d.addr, pv))
-                  overlap = true;
+                else if ((!fl.d.has_addr || prefix_contains(fl.d.addr, pv)) && !excluded(fl.d, pv))
+                  overlap = true;  // (a prefix it already excludes is no overlap: it is outside that one)
               }
               if (inside) continue;
               if (overlap) {
                 full = false;
-                for (index i = 0; i < n && fl.d.n_excl < fl.d.excl.size(); ++i)
-                  fl.d.excl[fl.d.n_excl++] = as_prefix(vals[i]);
+                if (!exclude(fl.d, vals, n)) {
+                  // more excluded prefixes than a destination holds: followed on, these connections would
+                  // meet the excluded ones' rules too (their shares counted twice); they are not followed
+                  if (first_report(r) && leads_somewhere(r))
+                    warn(r.origin, error_code::unsupported_dispatch,
+                         fmt::format("more than {} destination prefixes excluded on one path: the connections "
+                                     "this rule matches are not followed",
+                                     fl.d.excl.size()));
+                  continue;
+                }
               }
               next.push_back(std::move(fl));
             }
