@@ -774,6 +774,27 @@ COMMIT
   CHECK(s.endpoints[0].probability == 1.0);
 }
 
+TEST_CASE("a path that excludes more destination prefixes than a frontend holds is reported, not followed") {
+  const auto g = graph_of_rules(R"(*nat
+:PREROUTING ACCEPT [0:0]
+:A - [0:0]
+:B - [0:0]
+:C - [0:0]
+-A PREROUTING ! -d 10.0.0.1/32 -j A
+-A A ! -d 10.0.0.2/32 -j B
+-A B ! -d 10.0.0.3/32 -j C
+-A C ! -d 10.0.0.4/32 -p tcp -j DNAT --to-destination 10.244.0.1:80
+-A C -p tcp -j DNAT --to-destination 10.244.0.2:80
+COMMIT
+)");
+  REQUIRE(g.diagnostics.size() == 1);
+  CHECK(g.diagnostics[0].code == error_code::unsupported_dispatch);
+  CHECK(g.diagnostics[0].message.find("more than 3 destination prefixes excluded on one path") == 0);
+  CHECK(g.diagnostics[0].file->locate(g.diagnostics[0].where).line == 9);
+  for (const auto& s : g.value.services)
+    for (const auto& e : s.endpoints) CHECK(to_string(e.address) != "10.244.0.1");
+}
+
 TEST_CASE("a statistic threshold from 2^31 up matches every connection") {
   // xt_statistic compares (random & 0x7FFFFFFF) with the threshold: 2^31 and more always match
   CHECK(statistic_probability(0x80000000u) == 1.0);
