@@ -188,6 +188,21 @@ struct quoted_chars {
   }
 };
 
+/// Succeeds without consuming where a word went on right after its closing quote (`"a"b`): iptables-restore
+/// ends the argument at the quote, so the rest is a word of its own there.
+struct after_closing_quote {
+  using rule_t = after_closing_quote;
+  using subs_t = empty_list;
+  template <apply_mode, rewind_mode, template <typename...> class Action, template <typename...> class Control,
+            typename ParseInput, typename... States>
+  static bool match(ParseInput& in, States&... /*st*/) noexcept {
+    const char* const p = in.current();
+    if (p == in.begin() || p == in.end() || p[-1] != '"') return false;
+    return *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r';
+  }
+};
+struct glued_to_quote {};
+
 /// The rest of an option name after its first letter: letters, digits, `-` and `_` (zero or more).
 struct name_chars {
   using rule_t = name_chars;
@@ -215,10 +230,11 @@ struct word_end : at<sor<blank, one<'\n'>, crlf, eof>> {};
 // A byte of an unquoted word: anything but blanks, line ends, quotes and NUL.
 // Inside quotes a backslash takes the next byte literally: `\"`, `\\` (iptables-restore(8) quoting).
 struct close_quote : one<'"'> {};
-// "say \"hi\" \\ back" — a double-quoted part of a word; may be glued to plain bytes (`a"b c"`).
+// "say \"hi\" \\ back" — a double-quoted part of a word; may follow plain bytes (`a"b c"`).
 struct quoted : seq<one<'"'>, quoted_chars, must<close_quote>> {};
-// One argument as iptables-restore splits a line into words.
-struct word : plus<sor<quoted, plain_chars>> {};
+// One argument as iptables-restore splits a line into words: plain bytes, then at most one quoted part,
+// whose closing quote ends the word (`"a"b` is the two words `a` and `b`, which iptables refuses).
+struct word : sor<seq<plain_chars, opt<quoted>>, quoted> {};
 
 // ---- counters: [12:345] -------------------------------------------------------------------------
 struct packets : plus<digit> {};
@@ -417,7 +433,13 @@ struct line_abandoned {};
 
 struct line_start : success {};
 struct line_content : sor<comment_line, table_header, chain_decl, commit, rule_line> {};
-struct line : seq<line_start, star<blank>, opt<line_content>, star<blank>, must<line_end>> {};
+// Blanks before and after the content. iptables-restore tells `#`, `*`, `:` and `COMMIT` lines by their
+// first byte (and COMMIT by the whole line): indented, or COMMIT with blanks after it, they are rule
+// lines it refuses, and so is a line of blanks only; the parser reports those.
+struct line_indent : star<blank> {};
+struct line_trail : star<blank> {};
+struct line : seq<line_start, line_indent, opt<line_content>, line_trail, opt<after_closing_quote, raise<glued_to_quote>>,
+                  must<line_end>> {};
 // After an error the rest of the line is skipped so that the next line is read normally.
 struct skipped_line : seq<star<not_one<'\n'>>, opt<one<'\n'>>> {};
 struct line_or_skip : sor<try_catch_type<line_abandoned, line>, skipped_line> {};
@@ -458,6 +480,8 @@ template <typename Name>
 struct tao::pegtl::analyze_traits<Name, nflens::iptables::grammar::quoted_chars> : analyze_opt_traits<> {};
 template <typename Name>
 struct tao::pegtl::analyze_traits<Name, nflens::iptables::grammar::name_chars> : analyze_opt_traits<> {};
+template <typename Name>
+struct tao::pegtl::analyze_traits<Name, nflens::iptables::grammar::after_closing_quote> : analyze_opt_traits<> {};
 template <typename Name>
 struct tao::pegtl::analyze_traits<Name, nflens::iptables::grammar::checked_line>
     : analyze_any_traits<nflens::iptables::grammar::line_or_skip> {};

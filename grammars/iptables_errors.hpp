@@ -61,6 +61,7 @@ template <> inline constexpr error_code error_code_of<argument_separator> = erro
 template <> inline constexpr const char* error_message<option_argument> = "expected an argument";
 template <> inline constexpr error_code error_code_of<option_argument> = error_code::missing_argument;
 template <> inline constexpr const char* error_message<line_end> = "expected end of line";
+template <> inline constexpr const char* error_message<glued_to_quote> = "an argument goes on after its closing quote: iptables-restore ends it at the quote and refuses the rest (\"Bad argument\")";
 // clang-format on
 
 }  // namespace nflens::iptables::grammar

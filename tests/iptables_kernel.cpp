@@ -298,3 +298,38 @@ TEST_SUITE("kernel") {
     CHECK(save(ns, false).empty());
   }
 }
+
+TEST_SUITE("kernel") {
+  TEST_CASE("iptables kernel: lines iptables-restore refuses for their blanks, quotes, CR or chain names") {
+    netns ns;
+    for (const char* text : {
+             "*filter\n   \nCOMMIT\n",                 // "no command specified"
+             "*filter\n  # indented\nCOMMIT\n",        // "Bad argument `#'"
+             "*filter\n :FOO - [0:0]\nCOMMIT\n",       // "Bad argument `:FOO'"
+             "*filter\nCOMMIT  \n",                    // "Bad argument `COMMIT'"
+             "*filter\r\n:FOO - [0:0]\r\nCOMMIT\r\n",  // CRLF
+             "*filter\n-A INPUT -m comment --comment \"multi\"word -j ACCEPT\nCOMMIT\n",
+             "*filter\n-A INPUT -m comment --comment \"a\"\"b\" -j ACCEPT\nCOMMIT\n",
+             "*filter\n:ACCEPT - [0:0]\nCOMMIT\n",  // "chain name may not clash with target name"
+             "*filter\n-N LOG\nCOMMIT\n",
+             "*filter\n-N TEE\nCOMMIT\n",
+             "*filter\n-A INPUT -j LOG --log-prefix \"\"\nCOMMIT\n",  // "minimum length of 1"
+             "*filter\n-A INPUT -j NFLOG --nflog-prefix \"\"\nCOMMIT\n",
+         }) {
+      CAPTURE(text);
+      CHECK(restore(ns, text, false, false) != 0);
+      const auto parsed = ipt::parse("t.rules", text);
+      CHECK_FALSE(parsed.ok());
+    }
+    CHECK(save(ns, false).empty());
+  }
+
+  TEST_CASE("iptables kernel: what iptables-restore takes as nflens reads it: cut strings, names it allows") {
+    const std::string prefix(40, 'x'), name(210, 'n'), comment(300, 'c');
+    check_sequence({"*filter\n:mark - [0:0]\n:CONTINUE - [0:0]\n-N dnat\n-A INPUT -j LOG --log-prefix " +
+                    prefix + "\n-A INPUT -m comment --comment " + comment + " -j ACCEPT\n-A INPUT -m recent --set --name " +
+                    name + "\n-A INPUT -j NFLOG --nflog-prefix " + std::string(140, 'p') +
+                    "\n  -A INPUT -j ACCEPT  \n:FOO - [0:0]  \nCOMMIT\n"},
+                   false);
+  }
+}

@@ -68,6 +68,24 @@ TEST_SUITE("unit") {
     CHECK(text_of(r, r.where) == "-A PREROUTING -j KUBE-SERVICES");
   }
 
+  TEST_CASE("iptables parse: a string option longer than its field is cut as iptables cuts it, with a warning") {
+    // iptables-restore 1.8.9 keeps the first 29 bytes of a LOG prefix and the first 255 of a comment, and
+    // iptables-save prints those (checked in a network namespace)
+    const std::string prefix(40, 'x'), comment(300, 'y');
+    auto r = ipt::parse("t.rules", "*filter\n-A INPUT -j LOG --log-prefix \"" + prefix + "\"\n-A INPUT -m comment --comment " +
+                                      comment + " -j ACCEPT\nCOMMIT\n");
+    REQUIRE(r.ok());
+    REQUIRE(r.diagnostics.size() == 2);
+    CHECK(r.diagnostics[0].level == nflens::severity::warning);
+    CHECK(r.diagnostics[0].code == error_code::number_out_of_range);
+    CHECK(r.diagnostics[0].message.find("--log-prefix: ") == 0);
+    CHECK(r.diagnostics[0].message.find("iptables keeps the first 29") != std::string::npos);
+    CHECK(r.diagnostics[1].message.find("--comment: ") == 0);
+    const auto printed = ipt::print(r.value);
+    CHECK(printed.find("--log-prefix " + prefix.substr(0, 29) + "\n") != std::string::npos);
+    CHECK(printed.find("--comment " + comment.substr(0, 255) + " -j ACCEPT") != std::string::npos);
+  }
+
   TEST_CASE("iptables parse: a kube-proxy cluster-IP rule, fully typed") {
     const auto rs = parse_ok(
         "*nat\n-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp -p tcp -d 172.30.0.41 "

@@ -56,12 +56,22 @@ void set_address(option& out, const address_mask& m, module_context& ctx) {
   out.value.address = ctx.file->store_one(m);
 }
 
-template <std::size_t Max>
-void decode_text(std::span<const argument> args, option& out, module_context&) {
-  if (args[0].text.size() > Max)
-    fail(args[0], fmt::format("`{}` is longer than {} bytes", clip(args[0].text), Max),
-         error_code::number_out_of_range);
-  set_text(out, args[0].text);
+/// A string option of libxtables (xtopt_parse_string): shorter than `Min` is refused ("Argument must
+/// have a minimum length"); longer than `Max` is cut to its first `Max` bytes, as iptables 1.8.9 stores
+/// it and iptables-save then prints it, with a warning.
+template <std::size_t Max, std::size_t Min = 0>
+void decode_text(std::span<const argument> args, option& out, module_context& ctx) {
+  std::string_view t = args[0].text;
+  if (t.size() < Min)
+    fail(args[0], fmt::format("must be at least {} byte{} long", Min, Min == 1 ? "" : "s"), error_code::invalid_value);
+  if (t.size() > Max) {
+    if (ctx.sink != nullptr)
+      ctx.sink->warning(error_code::number_out_of_range, args[0].where,
+                        fmt::format("--{}: `{}` is longer than {} bytes; iptables keeps the first {}", ctx.option,
+                                    clip(t), Max, Max));
+    t = t.substr(0, Max);
+  }
+  set_text(out, t);
 }
 
 template <std::uint64_t Max, std::uint64_t Min = 0>
@@ -463,7 +473,7 @@ constexpr option_spec multiport_options[] = {
     {"ports", O::multiport_ports, 1, true, false, decode_port_list},
 };
 constexpr option_spec nfacct_options[] = {
-    {"nfacct-name", O::nfacct_name, 1, false, false, decode_text<31>},
+    {"nfacct-name", O::nfacct_name, 1, false, false, decode_text<31, 1>},
 };
 constexpr option_spec physdev_options[] = {
     {"physdev-in", O::physdev_in, 1, true, false, decode_interface},
@@ -482,7 +492,7 @@ constexpr option_spec recent_options[] = {
     // xt_recent refuses a hit count of XT_RECENT_MAX_NSTAMPS (65536) or more
     {"hitcount", O::recent_hitcount, 1, false, false, decode_uint<65535, 1>},
     {"rttl", O::recent_rttl, 0, false, false, nullptr},
-    {"name", O::recent_name, 1, false, false, decode_text<199>},
+    {"name", O::recent_name, 1, false, false, decode_text<199, 1>},
     {"mask", O::recent_mask, 1, false, false, decode_host},
     {"rsource", O::recent_rsource, 0, false, false, nullptr},
     {"rdest", O::recent_rdest, 0, false, false, nullptr},
@@ -568,7 +578,7 @@ constexpr option_spec redirect_options[] = {
 };
 constexpr option_spec log_options[] = {
     {"log-level", O::log_level, 1, false, false, decode_log_level},
-    {"log-prefix", O::log_prefix, 1, false, false, decode_text<29>},
+    {"log-prefix", O::log_prefix, 1, false, false, decode_text<29, 1>},
     {"log-tcp-sequence", O::log_tcp_sequence, 0, false, false, nullptr},
     {"log-tcp-options", O::log_tcp_options, 0, false, false, nullptr},
     {"log-ip-options", O::log_ip_options, 0, false, false, nullptr},
@@ -584,7 +594,7 @@ constexpr option_spec mark_target_options[] = {
 };
 constexpr option_spec nflog_options[] = {
     {"nflog-group", O::nflog_group, 1, false, false, decode_uint<65535>},
-    {"nflog-prefix", O::nflog_prefix, 1, false, false, decode_text<127>},
+    {"nflog-prefix", O::nflog_prefix, 1, false, false, decode_text<127, 1>},
     {"nflog-range", O::nflog_range, 1, false, false, decode_uint<0xffffffff>},
     {"nflog-size", O::nflog_size, 1, false, false, decode_uint<0xffffffff>},
     {"nflog-threshold", O::nflog_threshold, 1, false, false, decode_uint<65535, 1>},

@@ -38,6 +38,8 @@ struct module_context {
   std::uint8_t protocol = 0;  ///< the rule's `-p` so far (0: none or all)
   bool protocol_negated = false;
   std::string_view chain;  ///< the rule's chain (checks that depend on the hook)
+  std::string_view option;  ///< the option being decoded, as written without dashes (for warnings)
+  diagnostic_sink* sink = nullptr;  ///< where decoders warn (a value iptables takes but changes)
 };
 
 /// Fills `out.kind`/`out.value`/`out.size` from the arguments, or throws `value_error`.

@@ -132,6 +132,40 @@ class parser {
   bool argument_optional() const noexcept { return optional_; }
 
   // ---- line events ----------------------------------------------------------------------------
+  void indent(span s) noexcept { indent_ = s; }
+  void trail(span s) noexcept { trail_ = s; }
+  /// What iptables-restore refuses about a line's blanks (see grammars/iptables.hpp `line`); not in
+  /// lenient mode, which reads hand-written `iptables -S` lines.
+  void check_blanks() {
+    if (opts_.lenient) return;
+    const char* what = nullptr;
+    span where = indent_;
+    if (indent_.length != 0) {
+      switch (kind_) {
+        case line_kind::none:
+          what = "a line of blanks only: iptables-restore reads it as a rule without a command (\"no command "
+                 "specified\")";
+          break;
+        case line_kind::comment:
+        case line_kind::table:
+        case line_kind::chain:
+        case line_kind::commit:
+          what = "blanks before a `#`, `*`, `:` or COMMIT line: iptables-restore reads the line as a rule and "
+                 "refuses it (\"Bad argument\")";
+          break;
+        case line_kind::rule:
+          break;
+      }
+    }
+    if (what == nullptr && kind_ == line_kind::commit && trail_.length != 0) {
+      what = "blanks after COMMIT: iptables-restore reads the line as a rule and refuses it (\"Bad argument\")";
+      where = trail_;
+    }
+    if (what == nullptr) return;
+    sink_.error(error_code::syntax, where, what);
+    if (sink_.full()) throw stop_parsing{};
+  }
+
   void start_line(const char* at) {
     kind_ = line_kind::none;
     clauses_ = 0;
@@ -139,6 +173,7 @@ class parser {
     word_quoted_ = false;
     line_begin_ = offset(at);
     content_begin_ = content_end_ = line_begin_;
+    indent_ = trail_ = {};
     has_counters_ = false;
     word_ = {};
     chain_word_ = {};
@@ -202,7 +237,7 @@ class parser {
 
   void chain_declaration(std::string_view name, span name_where) {
     kind_ = line_kind::chain;
-    validate_chain_name(name, name_where, true);
+    validate_chain_name(name, name_where, true, clash::verdicts);
     decl_name_ = name;
     decl_where_ = name_where;
   }
@@ -509,13 +544,25 @@ class parser {
       fail(error_code::misplaced_negation, {negation_at_, 1}, "`!` must come before a match option");
   }
 
-  void validate_chain_name(std::string_view name, span where, bool declaration) {
+  /// Which target names a new chain may not take: `:NAME` lines and `-E` refuse the standard verdicts
+  /// (ACCEPT, DROP, RETURN, QUEUE), `-N` also every target extension iptables can load (LOG, DNAT, ...),
+  /// as iptables-restore 1.8.9 does ("chain name may not clash with target name").
+  enum class clash { none, verdicts, targets };
+
+  void validate_chain_name(std::string_view name, span where, bool declaration, clash refused = clash::none) {
     if (name.size() > 28)
       fail(error_code::invalid_value, where,
            fmt::format("chain name `{}` is longer than 28 bytes (iptables' limit)", detail::clip(name)));
     if (declaration && (name[0] == '-' || name[0] == '!'))
       fail(error_code::invalid_value, where,
            fmt::format("chain name `{}` must not start with `-` or `!`", detail::clip(name)));
+    const bool verdict = name == "ACCEPT" || name == "DROP" || name == "RETURN" || name == "QUEUE";
+    // (the lowercase extension names and CONTINUE are ebtables', arptables' and nft's, not loaded here)
+    const bool extension = detail::is_known_target_extension(name) && name != "CONTINUE" &&
+                           !(name[0] >= 'a' && name[0] <= 'z');
+    if ((refused != clash::none && verdict) || (refused == clash::targets && extension))
+      fail(error_code::invalid_value, where,
+           fmt::format("chain name `{}` clashes with the target of that name", name));
   }
 
   bool owns(const module_spec* spec, pending_option& opt) const {
@@ -699,6 +746,7 @@ class parser {
   // line state
   line_kind kind_ = line_kind::none;
   std::uint32_t line_begin_ = 0, content_begin_ = 0, content_end_ = 0;
+  span indent_{}, trail_{};  // the line's blanks before and after its content
   struct counters counters_ {};
   bool has_counters_ = false;
   bool set_counters_ = false;
@@ -919,15 +967,17 @@ void parser::build_rule() {
              fmt::format("bad policy `{}` (built-in chains take ACCEPT or DROP)", detail::clip(p)));
     }
     if (command_ == command_kind::rename_chain) {
-      validate_chain_name(command_new_name_.text, command_new_name_.where, true);
+      validate_chain_name(command_new_name_.text, command_new_name_.where, true, clash::verdicts);
       r.new_name = command_new_name_.text;
     }
-    if (command_ == command_kind::new_chain) validate_chain_name(r.chain, command_chain_.where, true);
+    if (command_ == command_kind::new_chain)
+      validate_chain_name(r.chain, command_chain_.where, true, clash::targets);
     return;
   }
 
   const ip_family family = line_family();
   module_context_.file = &src_;
+  module_context_.sink = &sink_;
   module_context_.family = family;
   module_context_.chain = r.chain;
   module_context_.protocol = 0;
@@ -1003,6 +1053,7 @@ void parser::build_rule() {
                          p.spec->arguments == 1 ? "" : "s"));
       if (p.spec->decode != nullptr) {
         try {
+          module_context_.option = p.name;
           p.spec->decode(args, o, module_context_);
         } catch (const value_error& e) {
           fail(e.code, e.where, fmt::format("--{}: {}", detail::clip(p.name), e.message));
@@ -1089,6 +1140,7 @@ void parser::build_rule() {
 }
 
 void parser::line_end() {
+  check_blanks();
   switch (kind_) {
     case line_kind::none:
     case line_kind::comment:
@@ -1223,6 +1275,20 @@ struct action<g::line> {
   template <typename Input>
   static void apply(const Input&, parser& p) {
     p.line_end();
+  }
+};
+template <>
+struct action<g::line_indent> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.indent(p.span_of(in.string_view()));
+  }
+};
+template <>
+struct action<g::line_trail> {
+  template <typename Input>
+  static void apply(const Input& in, parser& p) {
+    p.trail(p.span_of(in.string_view()));
   }
 };
 template <>
@@ -1580,6 +1646,14 @@ result<ruleset> parse(std::string name, std::string text, const parse_options& o
   p.file_ptr = src;
   p.reserve_for(src->line_count());
   const std::string_view t = src->text();
+  // iptables-restore reads a carriage return as part of the line's last word (`COMMIT\r` is no COMMIT,
+  // `-j ACCEPT\r` no target): CRLF line ends are refused, once, at the first; `iptables -S` lines
+  // pasted in lenient mode get a warning. The rest of the file is still read as if it had LF ends.
+  if (const auto cr = t.find("\r\n"); cr != std::string_view::npos)
+    sink.report(options.lenient ? severity::warning : severity::error, error_code::invalid_character,
+                {static_cast<std::uint32_t>(cr), 1},
+                "CRLF line end: iptables-restore reads the carriage return as part of the line and refuses it; "
+                "convert the file to LF line ends (reported once, at the first)");
   try {
     pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf, const char*> in(t.data(), t.data() + t.size(),
                                                                                          "");

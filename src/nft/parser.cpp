@@ -4218,6 +4218,13 @@ namespace {
 bool parse_source(source& src, const parse_options& options, diagnostic_sink& sink, std::vector<source_ptr>& sources,
                   std::vector<command>& commands, std::vector<diagnostic>& extra,
                   std::vector<std::pair<std::string_view, const expr*>>& variables, std::uint32_t include_depth) {
+  // nft's scanner has no rule for a carriage return: CRLF line ends are "unexpected junk" at each one.
+  // Reported once, at the first; the rest of the file is still read as if its lines ended in LF.
+  if (const auto cr = src.text().find("\r\n"); cr != std::string_view::npos)
+    if (!sink.error(error_code::invalid_character, {static_cast<std::uint32_t>(cr), 1},
+                    "CRLF line end: nft refuses the carriage return (\"unexpected junk\"); convert the file to LF "
+                    "line ends (reported once, at the first)"))
+      return true;  // the error cap is reached: stopped
   state st(src, options, sink, sources);
   st.include_depth = include_depth;
   st.variables = std::move(variables);
