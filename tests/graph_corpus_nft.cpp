@@ -157,7 +157,8 @@ TEST_CASE("kpgen clusters in both backends: graphs equal the truth, compare says
 
 TEST_CASE("older kube-proxy nftables layouts: other base-chain names and priorities, no cluster-ips set") {
   // overall.kernel.nft rewritten the way kube-proxy 1.29-1.31 laid it out: filter chains named per hook at
-  // `dstnat - 10`, no `cluster-ips` set and no `cluster-ips-check` chain.
+  // -110 (`dstnat - 10`, which nft takes by that name only at prerouting), no `cluster-ips` set and no
+  // `cluster-ips-check` chain.
   auto text = slurp(kp_dir() / "overall.kernel.nft");
   auto replace_all = [&](std::string_view from, std::string_view to) {
     for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
@@ -172,8 +173,8 @@ TEST_CASE("older kube-proxy nftables layouts: other base-chain names and priorit
   };
   replace_all("filter-prerouting-pre-dnat", "filter-prerouting");
   replace_all("filter-output-pre-dnat", "filter-output-nat");
-  replace_all("hook input priority filter;", "hook input priority dstnat - 10;");
-  replace_all("hook forward priority filter;", "hook forward priority dstnat - 10;");
+  replace_all("hook input priority filter;", "hook input priority -110;");
+  replace_all("hook forward priority filter;", "hook forward priority -110;");
   replace_all("hook output priority filter;", "hook output priority -110;");
   replace_all("\t\tct state new jump cluster-ips-check\n", "");
   erase_block("\tset cluster-ips {");

@@ -395,3 +395,49 @@ TEST_SUITE("unit") {
     CHECK(rs.tables[0].sets[0].elements.size() == 1);
   }
 }
+
+TEST_SUITE("unit") {
+  TEST_CASE("nft apply: base chains the kernel or nft refuses for their family, type, hook or priority") {
+    auto refusal = [](const std::string& family, const std::string& spec) {
+      nft::ruleset rs;
+      return run(rs, "table " + family + " t {\n\tchain c {\n\t\t" + spec + "\n\t}\n}\n");
+    };
+    CHECK(refusal("ip", "type nat hook forward priority 0;")
+              .find("the kernel has no nat chains at hook forward in family ip") != std::string::npos);
+    CHECK(refusal("ip", "type route hook input priority 0;").find("no route chains at hook input") !=
+          std::string::npos);
+    CHECK(refusal("arp", "type filter hook forward priority 0;").find("no filter chains at hook forward") !=
+          std::string::npos);
+    CHECK(refusal("ip", "type nat hook output priority raw + 100;")
+              .find("a nat chain needs a priority after conntrack's (-200), not -200") != std::string::npos);
+    CHECK(refusal("bridge", "type filter hook input priority mangle;")
+              .find("priority mangle is not one of family bridge at hook input") != std::string::npos);
+    CHECK(refusal("ip", "type filter hook postrouting priority dstnat;").find("priority dstnat") != std::string::npos);
+    // what the kernel takes
+    CHECK(refusal("ip", "type nat hook output priority -199;").empty());
+    CHECK(refusal("inet", "type filter hook ingress device \"lo\" priority mangle;").empty());
+    CHECK(refusal("bridge", "type filter hook output priority out;").empty());
+    CHECK(refusal("ip", "type nat hook output priority dstnat;").empty());  // nft 1.1 takes (and lists) it
+  }
+
+  TEST_CASE("nft parse: interface names nft refuses, and names defined twice") {
+    auto error_of = [](const std::string& text) {
+      const auto r = nft::parse("t.nft", text);
+      return r.ok() ? std::string() : r.diagnostics.front().message;
+    };
+    auto rule = [](const std::string& r) { return "table ip t {\n\tchain c {\n\t\t" + r + "\n\t}\n}\n"; };
+    CHECK(error_of(rule("iifname \"abcdefghijklmnop\" accept")) ==
+          "`abcdefghijklmnop` is 16 bytes; ifname takes at most 15 (nft: \"String exceeds maximum length of 16\")");
+    CHECK(error_of(rule("iifname \"abcdefghijklmno\" accept")).empty());
+    CHECK(error_of(rule("iifname { \"a\", \"\" } accept")).find("an empty string") == 0);
+    CHECK(error_of(rule("oifname != \"*\" accept")).find("only the wildcard") != std::string::npos);
+    CHECK(error_of(rule("oifname \"eth*\" accept")).empty());
+    CHECK(error_of("define a = 1\ndefine a = 2\n").find("redefinition of 'a'") == 0);
+    CHECK(error_of("define a = 1\ntable ip t {\n\tdefine a = 2\n}\n").find("redefinition of 'a'") == 0);
+    // a table's defines end with it; `redefine` and `undefine` change them
+    CHECK(error_of("table ip t {\n\tdefine a = 2\n}\ntable ip u {\n\tdefine a = 3\n}\n").empty());
+    CHECK(error_of("table ip t {\n\tdefine p = 22\n}\ntable ip u {\n\tchain c {\n\t\ttcp dport $p accept\n\t}\n}\n")
+              .find("undefined variable '$p'") == 0);
+    CHECK(error_of("define a = 1\nredefine a = 2\nundefine a\ndefine a = 3\n").empty());
+  }
+}

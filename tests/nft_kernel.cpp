@@ -282,3 +282,55 @@ table netdev nd {
                     {"add table ip t\nadd chain ip t c2\n"}});
   }
 }
+
+namespace {
+/// Whether nflens refuses `text`: a parse error, or an error when applied to an empty ruleset.
+bool nflens_refuses(const std::string& text) {
+  auto parsed = nft::parse("t.nft", text);
+  if (!parsed.ok()) return true;
+  return !nft::to_ruleset(parsed.value).ok();
+}
+}  // namespace
+
+TEST_SUITE("kernel") {
+  TEST_CASE("nft kernel: interface names, defines and base chains nft refuses, and what it takes") {
+    netns ns;
+    auto chain = [](const std::string& family, const std::string& spec) {
+      return "table " + family + " t {\n\tchain c {\n\t\t" + spec + "\n\t}\n}\n";
+    };
+    for (const std::string& text : {
+             chain("ip", "iifname \"abcdefghijklmnop\" accept"),  // 16 bytes: "String exceeds maximum length"
+             chain("ip", "iifname { \"a\", \"\" } accept"),        // "Empty string is not allowed"
+             chain("ip", "oifname != \"*\" accept"),              // "All-wildcard strings are not supported"
+             std::string("define a = 1\ndefine a = 2\n"),          // "redefinition of symbol"
+             std::string("define a = 1\ntable ip t {\n\tdefine a = 2\n}\n"),
+             chain("ip", "type nat hook forward priority 0;"),   // "Operation not supported"
+             chain("ip", "type route hook input priority 0;"),
+             chain("bridge", "type nat hook prerouting priority 0;"),
+             chain("arp", "type filter hook forward priority 0;"),
+             chain("ip", "type nat hook output priority -200;"),  // not after conntrack
+             chain("bridge", "type filter hook input priority mangle;"),  // "invalid priority expression"
+             chain("ip", "type filter hook input priority out;"),
+             chain("netdev", "type filter hook ingress device \"lo\" priority raw;"),
+             chain("ip", "type filter hook postrouting priority dstnat;"),
+             std::string("table ip t {\r\n}\r\n"),  // CRLF: "unexpected junk"
+         }) {
+      CAPTURE(text);
+      CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status != 0);
+      CHECK(nflens_refuses(text));
+    }
+    for (const std::string& text : {
+             chain("ip", "iifname \"abcdefghijklmno\" oifname \"eth*\" iifname \"\\\\*\" accept"),
+             std::string("define a = 1\nredefine a = 2\nundefine a\ndefine a = 3\n"),
+             std::string("table ip t {\n\tdefine a = 2\n}\ntable ip u {\n\tdefine a = 3\n}\n"),
+             chain("inet", "type filter hook ingress device \"lo\" priority mangle;"),
+             chain("bridge", "type filter hook output priority out;"),
+             chain("ip", "type nat hook output priority -199;"),
+             chain("ip6", "type route hook output priority mangle;"),
+         }) {
+      CAPTURE(text);
+      CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status == 0);
+      CHECK_FALSE(nflens_refuses(text));
+    }
+  }
+}

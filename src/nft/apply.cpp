@@ -15,6 +15,7 @@
 
 #include "nft/datatype.hpp"
 #include "nft/dependency.hpp"
+#include "nft/vocabulary.hpp"
 
 #include <fmt/format.h>
 
@@ -437,6 +438,14 @@ class applier {
   void add_chain(std::size_t ti, const chain& decl, bool exclusive, bool with_rules) {
     ruleset_table& t = rs_.tables[ti];
     table_index& ix = index_[ti];
+    if (decl.base != nullptr && !vocab::priority_name_fits(decl.base->prio.name, t.fam, decl.base->hook_point)) {
+      fail(error_code::invalid_value,
+           fmt::format("chain {}: priority {} is not one of family {} at hook {} (nft: \"invalid priority "
+                       "expression value in this context\")",
+                       decl.name, name(decl.base->prio.name), name(t.fam), name(decl.base->hook_point)),
+           decl.file, decl.where);
+      return;
+    }
     if (auto ci = lookup(ix.chains, decl.name)) {
       if (exclusive) {
         fail(error_code::chain_exists,
@@ -1363,6 +1372,64 @@ void commit_error(const ruleset& rs, std::vector<diagnostic>& diags, const sourc
   diags.push_back(std::move(d));
 }
 
+/// Base chains nft or the kernel refuses for their family, type, hook and priority:
+/// - the kernel's chain types (nft_chain_filter, nft_chain_nat, nft_chain_route): filter at every hook of
+///   the family (ip, ip6: prerouting to postrouting; inet: those and ingress; arp: input and output;
+///   bridge: prerouting to postrouting; netdev: ingress and egress), nat in ip, ip6 and inet at prerouting,
+///   input, output and postrouting only, route in ip, ip6 and inet at output only ("Operation not
+///   supported");
+/// - a nat chain at or before conntrack's priority, -200 (the same).
+/// (Priority names are checked when a chain is added: `priority_name_fits`.)
+/// Checked against nft 1.0.6 and the kernel in a network namespace (tests/nft_kernel.cpp).
+void check_base_chains(const ruleset& rs, std::vector<diagnostic>& diags) {
+  for (const auto& t : rs.tables) {
+    const bool inet_like = t.fam == family::ip || t.fam == family::ip6 || t.fam == family::inet;
+    for (const auto& c : t.chains) {
+      if (c.base == nullptr) continue;
+      const auto& b = *c.base;
+      const hook h = b.hook_point;
+      bool hook_ok = false;
+      switch (t.fam) {
+        case family::ip:
+        case family::ip6:
+          hook_ok = h <= hook::postrouting;
+          break;
+        case family::inet:
+          hook_ok = h <= hook::ingress;
+          break;
+        case family::arp:
+          hook_ok = h == hook::input || h == hook::output;
+          break;
+        case family::bridge:
+          hook_ok = h <= hook::postrouting;
+          break;
+        case family::netdev:
+          hook_ok = h == hook::ingress || h == hook::egress;
+          break;
+      }
+      const bool type_ok = b.type == chain_type::filter
+                               ? hook_ok
+                           : b.type == chain_type::nat
+                               ? inet_like && (h == hook::prerouting || h == hook::input || h == hook::output ||
+                                               h == hook::postrouting)
+                               : inet_like && h == hook::output;
+      if (!type_ok) {
+        commit_error(rs, diags, c.file, c.where,
+                     fmt::format("table {} {} chain {}: the kernel has no {} chains at hook {} in family {} "
+                                 "(\"Operation not supported\")",
+                                 name(t.fam), t.name, c.name, name(b.type), name(h), name(t.fam)));
+        continue;
+      }
+      if (b.type == chain_type::nat)
+        if (const auto v = priority_value(b.prio, t.fam); v && *v <= -200)
+          commit_error(rs, diags, c.file, c.where,
+                       fmt::format("table {} {} chain {}: a nat chain needs a priority after conntrack's (-200), "
+                                   "not {} (\"Operation not supported\")",
+                                   name(t.fam), t.name, c.name, *v));
+    }
+  }
+}
+
 /// The kernel's check of NAT statements against the base chains that reach them (nft_nat_validate,
 /// nft_chain_validate_hooks, run at commit): dnat and redirect only in nat chains at prerouting or
 /// output, snat only at postrouting or input, masquerade only at postrouting — also through jumps, gotos
@@ -1550,6 +1617,7 @@ std::vector<diagnostic> apply(ruleset& r, const script& s, const apply_options& 
   if (a.errors() != 0) return diags;
   const auto before = diags.size();
   work.sources.insert(work.sources.end(), s.sources.begin(), s.sources.end());
+  check_base_chains(work, diags);
   check_nat_hooks(work, diags);
   check_jumps(work, diags);
   work.sources.resize(work.sources.size() - s.sources.size());

@@ -306,6 +306,41 @@ std::optional<meta_key> parse_meta_key(std::string_view word) noexcept {
 }
 std::optional<ct_key> parse_ct_key(std::string_view word) noexcept { return vocab::lookup(vocab::ct_keys, word); }
 
+namespace vocab {
+bool priority_name_fits(priority_name n, family f, hook h, bool old) noexcept {
+  if (n == priority_name::numeric) return true;
+  if (f == family::bridge) {
+    switch (n) {
+      case priority_name::dstnat:
+        return h == hook::prerouting;
+      case priority_name::filter:
+        return true;
+      case priority_name::out:
+        return h == hook::output;
+      case priority_name::srcnat:
+        return h == hook::postrouting;
+      default:
+        return false;
+    }
+  }
+  const bool inet_like = f == family::inet || f == family::ip || f == family::ip6;
+  switch (n) {
+    case priority_name::filter:
+      return inet_like || f == family::arp || f == family::netdev;
+    case priority_name::raw:
+    case priority_name::mangle:
+    case priority_name::security:
+      return inet_like;
+    case priority_name::dstnat:
+      return inet_like && (h == hook::prerouting || (h == hook::output && !old));
+    case priority_name::srcnat:
+      return inet_like && ((h == hook::input && !old) || h == hook::postrouting);
+    default:
+      return false;
+  }
+}
+}  // namespace vocab
+
 std::optional<std::int32_t> priority_value(const priority& p, family f) noexcept {
   // nft(8) "table 6. Standard priority names, family and hook compatibility matrix" and the bridge table.
   const bool bridge = f == family::bridge;

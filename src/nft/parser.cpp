@@ -238,7 +238,13 @@ struct state {
 
   // Variables (`define`), innermost scope last.
   std::vector<std::pair<std::string_view, const expr*>> variables;
-  std::vector<std::size_t> scopes;
+  std::vector<std::size_t> scopes;  // variables.size() where each open block began
+  /// Closes the scopes from the `n`th on: their variables are no longer visible.
+  void close_scopes(std::size_t n) {
+    if (n >= scopes.size()) return;
+    if (variables.size() > scopes[n]) variables.resize(scopes[n]);  // (`undefine` may have taken more)
+    scopes.resize(n);
+  }
 
   // Limits and diagnose mode
   std::uint32_t depth = 0;
@@ -714,6 +720,11 @@ std::string expected_of() {
   }
 }
 
+/// The blocks that open a scope for `define` (nft's table and chain blocks): what is defined inside is
+/// not visible after them.
+template <class Rule>
+inline constexpr bool opens_scope = std::is_same_v<Rule, g::table_block> || std::is_same_v<Rule, g::chain_block>;
+
 template <class Rule>
 struct control : pegtl::normal<Rule> {
   template <class Input>
@@ -728,15 +739,18 @@ struct control : pegtl::normal<Rule> {
     }
     if constexpr (traits<Rule>::marked) st.marks.push_back(light_mark<Rule> ? st.current_light() : st.current());
     if constexpr (traits<Rule>::begins) on_begin<Rule>(st);
+    if constexpr (opens_scope<Rule>) st.scopes.push_back(st.variables.size());
   }
   template <class Input>
   static void success(const Input&, state& st) {
+    if constexpr (opens_scope<Rule>) st.close_scopes(st.scopes.size() - 1);
     if constexpr (is_lookahead<Rule>) --st.lookahead;
     if constexpr (traits<Rule>::marked) st.marks.pop_back();
     if constexpr (traits<Rule>::nested) --st.depth;
   }
   template <class Input>
   static void failure(const Input& in, state& st) {
+    if constexpr (opens_scope<Rule>) st.close_scopes(st.scopes.size() - 1);
     if constexpr (is_lookahead<Rule>) --st.lookahead;
     if constexpr (traits<Rule>::marked) {
       st.rewind(st.marks.back());
@@ -1621,8 +1635,27 @@ void check_constant(const state& st, const expr& left, const expr& right) {
   if (want.type != datatype::invalid) check_constant(st, want, right);
 }
 
+/// What nft's evaluation refuses of a string for a fixed-size string field (an interface name: IFNAMSIZ,
+/// 16 bytes with its NUL): empty, only the wildcard `*`, or not leaving room for the NUL.
+void check_string(type_info want, std::string_view text, span where) {
+  if (want.type != datatype::ifname && want.type != datatype::string) return;
+  if (text.empty())
+    throw syntax_error{where.offset, where.length, error_code::invalid_value,
+                       "an empty string (nft: \"Empty string is not allowed\")"};
+  if (text == "*")
+    throw syntax_error{where.offset, where.length, error_code::invalid_value,
+                       "a string that is only the wildcard `*` (nft: \"All-wildcard strings are not supported\")"};
+  if (want.bits != 0 && text.size() >= want.bits / 8u)
+    throw syntax_error{where.offset, where.length, error_code::number_out_of_range,
+                       fmt::format("`{}` is {} bytes; {} takes at most {} (nft: \"String exceeds maximum length of "
+                                   "{}\")",
+                                   text, text.size(), name(want.type), want.bits / 8u - 1, want.bits / 8u)};
+}
+
 void check_constant(const state& st, type_info want, const expr& e) {
-  if (const auto* n = e.get<integer_expr>()) {
+  if (const auto* str = e.get<string_expr>()) {
+    check_string(want, str->text, e.where);
+  } else if (const auto* n = e.get<integer_expr>()) {
     switch (want.type) {
       case datatype::ipv4_addr: case datatype::ipv6_addr: case datatype::lladdr: case datatype::ether_addr:
       case datatype::string: case datatype::ifname: case datatype::time: case datatype::date:
@@ -1646,6 +1679,7 @@ void check_constant(const state& st, type_info want, const expr& e) {
                                      "size\")",
                                      lo->value, hi->value)};
   } else if (const auto* sym = e.get<symbol_expr>()) {
+    check_string(want, sym->name, e.where);
     if (closed_symbols(want.type) && !types::symbol_value(sym->name, want.type))
       throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
                          fmt::format("`{}` is not a {} value (nft: \"Could not parse {}\")", sym->name,
@@ -3624,6 +3658,11 @@ struct action<g::define_stmt> {
     const bool redefine = t.starts_with("redefine");
     const expr* value = st.pop_keep();
     if (!redefine) {
+      // nft looks the name up in this scope and the ones around it first ("redefinition of symbol")
+      for (const auto& v : st.variables)
+        if (v.first == name)
+          st.fail(in, error_code::invalid_value,
+                  fmt::format("redefinition of '{}', which is defined already (use `redefine` to change it)", name));
       st.variables.emplace_back(name, value);
     } else {
       for (auto it = st.variables.rbegin(); it != st.variables.rend(); ++it)
@@ -4108,6 +4147,7 @@ syntax_error diagnose(Input& in, state& st) {
   const mark saved = st.current();
   const auto saved_marks = st.marks.size();
   const auto saved_depth = st.depth;
+  const auto saved_scopes = st.scopes.size();
   const auto saved_lookahead = st.lookahead;
   st.diagnose = true;
   st.farthest = in.current();
@@ -4123,6 +4163,7 @@ syntax_error diagnose(Input& in, state& st) {
   st.rewind(saved);
   st.marks.resize(saved_marks);
   st.depth = saved_depth;
+  st.close_scopes(saved_scopes);
   st.lookahead = saved_lookahead;
   in.iterator() = begin;
   // A broad expectation covers the narrower ones that come with it.
@@ -4186,6 +4227,7 @@ bool g::recoverable<Item>::match(Input& in, States&... sts) {
   const mark saved = st.current();
   const auto saved_marks = st.marks.size();
   const auto saved_depth = st.depth;
+  const auto saved_scopes = st.scopes.size();
   std::optional<command> saved_cmd;  // a command is only being built at the top level
   if constexpr (top) saved_cmd = st.cmd;
   const bool saved_has_cmd = st.has_cmd;
@@ -4198,6 +4240,7 @@ bool g::recoverable<Item>::match(Input& in, States&... sts) {
   st.rewind(saved);
   st.marks.resize(saved_marks);
   st.depth = saved_depth;
+  st.close_scopes(saved_scopes);
   st.lookahead = 0;
   if constexpr (top) st.cmd = *saved_cmd;
   st.has_cmd = saved_has_cmd;

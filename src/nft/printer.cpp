@@ -15,6 +15,7 @@
 
 #include "nft/datatype.hpp"
 #include "nft/spelling.hpp"
+#include "nft/vocabulary.hpp"
 
 #include <fmt/format.h>
 
@@ -66,38 +67,6 @@ constexpr std_prio bridge_prios[] = {{-300, priority_name::dstnat},
                                      {100, priority_name::out},
                                      {300, priority_name::srcnat}};
 
-bool prio_compatible(priority_name n, family f, hook h, bool old) noexcept {
-  if (f == family::bridge) {
-    switch (n) {
-      case priority_name::dstnat:
-        return h == hook::prerouting;
-      case priority_name::filter:
-        return true;
-      case priority_name::out:
-        return h == hook::output;
-      case priority_name::srcnat:
-        return h == hook::postrouting;
-      default:
-        return false;
-    }
-  }
-  const bool inet_like = f == family::inet || f == family::ip || f == family::ip6;
-  switch (n) {
-    case priority_name::filter:
-      return inet_like || f == family::arp || f == family::netdev;
-    case priority_name::raw:
-    case priority_name::mangle:
-    case priority_name::security:
-      return inet_like;
-    case priority_name::dstnat:
-      return inet_like && (h == hook::prerouting || (h == hook::output && !old));
-    case priority_name::srcnat:
-      return inet_like && ((h == hook::input && !old) || h == hook::postrouting);
-    default:
-      return false;
-  }
-}
-
 void append_priority(std::string& out, const priority& p, family f, hook h, bool old) {
   const auto value = priority_value(p, f);
   if (!value) {  // a name this family does not know: keep it as written
@@ -111,7 +80,7 @@ void append_priority(std::string& out, const priority& p, family f, hook h, bool
   for (const auto& s : table) {
     const std::int64_t offset = std::int64_t{*value} - s.value;
     if (offset < -10 || offset > 10) continue;
-    if (!prio_compatible(s.name, f, h, old)) break;
+    if (!vocab::priority_name_fits(s.name, f, h, old)) break;
     out += name(s.name);
     if (offset > 0) fmt::format_to(std::back_inserter(out), " + {}", offset);
     if (offset < 0) fmt::format_to(std::back_inserter(out), " - {}", -offset);

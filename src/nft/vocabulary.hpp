@@ -14,6 +14,14 @@
 
 namespace nflens::nft::vocab {
 
+/// Whether nft takes, and lists, priority name `n` in family `f` at hook `h` (rule.c
+/// std_prio_family_hook_compat): filter in every family but netdev's and arp's own names, raw, mangle and
+/// security in ip, ip6 and inet, dstnat at prerouting and srcnat at postrouting (nft 1.1 also dstnat at
+/// output and srcnat at input; 1.0.6 refuses those: `old`), bridge's dstnat, filter, out and srcnat at
+/// prerouting, any, output and postrouting. Elsewhere nft says "invalid priority expression value in this
+/// context".
+[[nodiscard]] bool priority_name_fits(priority_name n, family f, hook h, bool old = false) noexcept;
+
 template <class E>
 struct word {
   std::string_view text;
