@@ -1392,6 +1392,7 @@ void check_base_chains(const ruleset& rs, std::vector<diagnostic>& diags) {
       switch (t.fam) {
         case family::ip:
         case family::ip6:
+        case family::bridge:
           hook_ok = h <= hook::postrouting;
           break;
         case family::inet:
@@ -1399,9 +1400,6 @@ void check_base_chains(const ruleset& rs, std::vector<diagnostic>& diags) {
           break;
         case family::arp:
           hook_ok = h == hook::input || h == hook::output;
-          break;
-        case family::bridge:
-          hook_ok = h <= hook::postrouting;
           break;
         case family::netdev:
           hook_ok = h == hook::ingress || h == hook::egress;
