@@ -577,3 +577,31 @@ TEST_CASE("a ct helper without l3proto reads as the kernel stores it, the table'
     CHECK(!nft::compare(from_json(nft::write_json(bare, o).value), bare).has_value());
   }
 }
+
+TEST_CASE("a packet limit of burst 0 is the kernel's default burst of 5, as an object and as a statement") {
+  // fuzz finding (nft_json): an object's `"burst": 0` read as a burst, written as none, read back as 5.
+  // nft 1.0.6 takes it from JSON, and the kernel lists the limit with its default burst of 5.
+  const auto obj = [](const std::string& burst) {
+    return R"({"nftables": [{"limit": {"family": "ip", "name": "o", "table": "t", "rate": 10, "per": "minute")" +
+           burst + "}}]}";
+  };
+  const auto zero = from_json(obj(R"(, "burst": 0)"));
+  for (const auto& same : {obj(""), obj(R"(, "burst": 5)")}) {
+    const auto d = nft::compare(zero, from_json(same));
+    CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
+  }
+  CHECK(nft::compare(zero, from_json(obj(R"(, "burst": 1)"))).has_value());
+  nft::json_write_options o;
+  o.metainfo = false;
+  const auto d = nft::compare(from_json(nft::write_json(zero, o).value), zero);
+  CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
+  const auto stmt = [](const std::string& burst) {
+    return one_rule_doc("ip", R"([{"limit": {"rate": 10, "per": "minute")" + burst + "}}]");
+  };
+  const auto s = nft::compare(from_json(stmt(R"(, "burst": 0)")), from_json(stmt("")));
+  CHECK_MESSAGE(!s.has_value(), (s ? s->what : std::string()));
+  // a byte burst of 0 is no burst, as before
+  const auto bytes = nft::compare(from_json(stmt(R"(, "rate_unit": "kbytes", "burst": 0)")),
+                                  from_json(stmt(R"(, "rate_unit": "kbytes")")));
+  CHECK_MESSAGE(!bytes.has_value(), (bytes ? bytes->what : std::string()));
+}

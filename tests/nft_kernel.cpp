@@ -314,6 +314,7 @@ TEST_SUITE("kernel") {
              chain("netdev", "type filter hook ingress device \"lo\" priority raw;"),
              chain("ip", "type filter hook postrouting priority dstnat;"),
              std::string("table ip t {\r\n}\r\n"),  // CRLF: "unexpected junk"
+             chain("ip", "limit rate 10/minute burst 0 packets"),  // "packet limit burst must be > 0"
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status != 0);
@@ -327,10 +328,18 @@ TEST_SUITE("kernel") {
              chain("bridge", "type filter hook output priority out;"),
              chain("ip", "type nat hook output priority -199;"),
              chain("ip6", "type route hook output priority mangle;"),
+             chain("ip", "limit rate 10 kbytes/second burst 0 bytes"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status == 0);
       CHECK_FALSE(nflens_refuses(text));
     }
+  }
+
+  TEST_CASE("nft kernel: a limit object of packet burst 0 holds the default burst of 5") {
+    // nft takes burst 0 in an object (a statement's is refused above) and the kernel lists it as the
+    // default; nflens reads it so, from text and from JSON (a fuzz finding)
+    check_sequence({{"table ip t {\n\tlimit o {\n\t\trate 10/minute burst 0 packets\n\t}\n"
+                     "\tlimit p {\n\t\trate 10/minute burst 1 packets\n\t}\n}\n"}});
   }
 }

@@ -354,6 +354,7 @@ TEST_SUITE("unit") {
         {"ip saddr 1.2.3.4 accept", "ip6", error_code::invalid_value, 3, "ip header in a table of family ip6"},
         {"ip saddr 1.2.3.4 ip6 daddr ::1 accept", "inet", error_code::invalid_value, 20, "ip and ip6 headers"},
         {"meta nfproto ipv4 accept", "ip", error_code::invalid_value, 3, "outside an inet table"},
+        {"limit rate 10/minute burst 0 packets", "ip", error_code::invalid_value, 24, "packet limit burst must be > 0"},
         {"ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : drop }", "ip", error_code::object_exists, 37,
          "key 1.2.3.4 is in this map already, with other data"},
     };
@@ -384,6 +385,7 @@ TEST_SUITE("unit") {
         "meta protocol ip6 accept",
         "ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : accept }",  // one element, written twice
         "meta l4proto tcp tproxy to :50080",
+        "limit rate 10 kbytes/second burst 0 bytes",
     };
     for (const char* text : good) {
       one_rule r(text);

@@ -157,6 +157,7 @@ struct stmt_scratch {
   xt_kind xt = xt_kind::match;
   bool limit_mode_over = false;
   bool limit_mode_until = false;
+  std::string_view limit_burst;  ///< `burst N UNIT` as written, for the error on a packet burst of 0
   bool tail_mangle = false;
   bool tail_vmap = false;
   nfproto tproxy_family = nfproto::none;
@@ -496,6 +497,7 @@ void on_begin<g::counter_stmt>(state& st) {
 template <>
 void on_begin<g::limit_stmt>(state& st) {
   st.sx.limit = {};
+  st.sx.limit_burst = {};
 }
 template <>
 void on_begin<g::quota_stmt>(state& st) {
@@ -2014,6 +2016,13 @@ struct action<g::limit_burst_unit> {
       st.fail(in, error_code::invalid_value, "a packet rate takes a burst in packets");
   }
 };
+template <>
+struct action<g::limit_burst> {
+  template <class In>
+  static void apply(const In& in, state& st) {
+    st.sx.limit_burst = text(in);
+  }
+};
 /// nft's default burst when none is written: 5 packets for a packet rate, none for a byte rate.
 void default_burst(limit_stmt& l) {
   if (!l.has_burst) l.burst = l.bytes ? 0 : 5;
@@ -2022,6 +2031,10 @@ template <>
 struct action<g::limit_stmt> {
   template <class In>
   static void apply(const In& in, state& st) {
+    // parser_bison.y refuses a packet burst of 0 in a statement (a limit object takes it as the default)
+    if (!st.sx.limit.bytes && st.sx.limit.has_burst && st.sx.limit.burst == 0)
+      st.fail(st.sx.limit_burst.data(), st.sx.limit_burst.size(), error_code::invalid_value,
+              "packet limit burst must be > 0");
     st.sx.limit.over = st.sx.limit_mode_over;
     default_burst(st.sx.limit);
     push_stmt(in, st, st.sx.limit);
@@ -3368,6 +3381,8 @@ struct action<g::quota_config> {
 template <>
 struct action<g::limit_config> {
   static void apply0(state& st) {
+    // the kernel (nft_limit_init) gives a packet limit of burst 0 its default burst of 5
+    if (!st.sx.limit.bytes && st.sx.limit.burst == 0) st.sx.limit.has_burst = false;
     st.sx.limit.over = st.sx.limit_mode_over;
     default_burst(st.sx.limit);
     st.cur_object.body = st.sx.limit;

@@ -954,8 +954,9 @@ limit_stmt reader::limit_of(const jnode& v, bool object_form) {
     if (bytes > UINT32_MAX) fail(*b, error_code::number_out_of_range, "burst too large");
     l.burst = static_cast<std::uint32_t>(bytes);
     // nft lists a packet burst always (1.1) and a byte burst when it is not zero; an object's default
-    // burst of 5 packets is not listed, nor, by nft 1.0.6, a statement's
-    l.has_burst = l.bytes ? l.burst != 0 : !((object_form || old_) && l.burst == 5);
+    // burst of 5 packets is not listed, nor, by nft 1.0.6, a statement's. A packet burst of 0, which
+    // nft's JSON parser takes (its text parser refuses it in a statement), is the kernel's default of 5.
+    l.has_burst = l.burst != 0 && (l.bytes || !((object_form || old_) && l.burst == 5));
   }
   if (!l.has_burst) l.burst = l.bytes ? 0 : 5;  // nft's default, as the text parser gives it
   return l;
