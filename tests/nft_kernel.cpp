@@ -315,6 +315,10 @@ TEST_SUITE("kernel") {
              chain("ip", "type filter hook postrouting priority dstnat;"),
              std::string("table ip t {\r\n}\r\n"),  // CRLF: "unexpected junk"
              chain("ip", "limit rate 10/minute burst 0 packets"),  // "packet limit burst must be > 0"
+             chain("inet", "meta l4proto tcp udp dport 53 accept"),  // "conflicting protocols specified"
+             chain("ip", "ip protocol udp tcp dport 22 accept"),
+             chain("ip", "tcp dport 22 icmp type echo-request accept"),
+             chain("ip", "dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),  // "transport protocol mapping"
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status != 0);
@@ -329,6 +333,9 @@ TEST_SUITE("kernel") {
              chain("ip", "type nat hook output priority -199;"),
              chain("ip6", "type route hook output priority mangle;"),
              chain("ip", "limit rate 10 kbytes/second burst 0 bytes"),
+             chain("inet", "tcp dport 22 meta l4proto udp accept"),
+             chain("ip", "meta l4proto != tcp udp dport 53 tcp option mss exists accept"),
+             chain("ip", "meta l4proto tcp dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status == 0);

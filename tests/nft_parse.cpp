@@ -355,6 +355,12 @@ TEST_SUITE("unit") {
         {"ip saddr 1.2.3.4 ip6 daddr ::1 accept", "inet", error_code::invalid_value, 20, "ip and ip6 headers"},
         {"meta nfproto ipv4 accept", "ip", error_code::invalid_value, 3, "outside an inet table"},
         {"limit rate 10/minute burst 0 packets", "ip", error_code::invalid_value, 24, "packet limit burst must be > 0"},
+        {"tcp dport 22 udp dport 53 accept", "ip", error_code::invalid_value, 16, "a header of udp after a match on tcp"},
+        {"meta l4proto tcp udp dport 53 accept", "inet", error_code::invalid_value, 20, "conflicting protocols specified: tcp vs. udp"},
+        {"ip protocol udp tcp dport 22 accept", "ip", error_code::invalid_value, 19, "after a match on udp"},
+        {"tcp dport 22 esp spi 1 accept", "ip", error_code::invalid_value, 16, "a header of esp after a match on tcp"},
+        {"icmp type echo-request icmpv6 type echo-request accept", "inet", error_code::invalid_value, 26, "icmp vs. icmpv6"},
+        {"dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }", "ip", error_code::invalid_value, 3, "transport protocol match"},
         {"ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : drop }", "ip", error_code::object_exists, 37,
          "key 1.2.3.4 is in this map already, with other data"},
     };
@@ -386,6 +392,10 @@ TEST_SUITE("unit") {
         "ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : accept }",  // one element, written twice
         "meta l4proto tcp tproxy to :50080",
         "limit rate 10 kbytes/second burst 0 bytes",
+        "tcp dport 22 meta l4proto udp accept",  // a later explicit match does not conflict
+        "meta l4proto != tcp udp dport 53 accept",
+        "tcp dport 22 tcp option mss exists th dport 22 accept",
+        "meta l4proto tcp dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
     };
     for (const char* text : good) {
       one_rule r(text);

@@ -2534,18 +2534,69 @@ struct action<g::rule_comment> {
 //    l4proto` or `ip protocol` / `ip6 nexthdr` equal to something): "transport protocol mapping is only
 //    valid after transport protocol match";
 //  - an ip6 header in an ip table, an ip header in an ip6 table, both in one rule: "conflicting
-//    protocols specified"; `meta nfproto` outside an inet table.
+//    protocols specified"; `meta nfproto` outside an inet table;
+//  - a transport header (tcp, udp, icmp, esp, ...) after another one, or after `meta l4proto`, `ip
+//    protocol` or `ip6 nexthdr` equal to another protocol: "conflicting protocols specified: tcp vs.
+//    udp". A later explicit match does not conflict (`tcp dport 22 meta l4proto udp` loads), nor do
+//    tcp options, sctp chunks, `th` or a tunnelled packet's headers. (nft 1.0.6 also takes the first
+//    element of `meta l4proto { tcp, udp }` as the protocol; nflens does not follow that.)
 struct rule_context {
   bool transport = false;
+  std::uint8_t l4 = 0;  // the transport protocol the rule is for so far (IANA number), 0 when none
+  const expr* l4_at = nullptr;
   nfproto nfproto_value = nfproto::none;  // `meta nfproto ipv4` (or ipv6): the rule is for one family
   bool ip = false, ip6 = false;
   const expr* ip_at = nullptr;
   const expr* ip6_at = nullptr;
   const expr* nfproto_at = nullptr;
 };
+/// The protocol number of a transport header, as nft's payload dependency matches it; 0 for the others.
+std::uint8_t transport_number(header h) noexcept {
+  switch (h) {
+    case header::icmp: return 1;
+    case header::igmp: return 2;
+    case header::tcp: return 6;
+    case header::udp: return 17;
+    case header::dccp: return 33;
+    case header::esp: return 50;
+    case header::ah: return 51;
+    case header::icmpv6: return 58;
+    case header::comp: return 108;
+    case header::sctp: return 132;
+    case header::udplite: return 136;
+    default: return 0;
+  }
+}
+/// nft's name of a protocol number in "conflicting protocols specified" (its proto-ctx descriptions).
+std::string transport_name(std::uint8_t n) {
+  for (const header h : {header::icmp, header::igmp, header::tcp, header::udp, header::dccp, header::esp, header::ah,
+                         header::icmpv6, header::comp, header::sctp, header::udplite})
+    if (transport_number(h) == n) return std::string(name(h));
+  return std::to_string(n);
+}
+/// The protocol a `meta l4proto` / `ip protocol` / `ip6 nexthdr` value names, or 0 when it is not one
+/// constant (a set, a range, `$var` left unresolved).
+std::uint8_t protocol_value(const expr& e) {
+  if (const auto* i = e.get<integer_expr>()) return i->value <= 255 ? static_cast<std::uint8_t>(i->value) : 0;
+  const auto* sy = e.get<symbol_expr>();
+  if (sy == nullptr) return 0;
+  if (sy->name == "igmp") return 2;
+  if (sy->name == "comp") return 108;
+  if (const auto p = parse_protocol(sy->name))
+    if (const auto n = protocol_number(*p)) return *n;
+  return 0;
+}
 void scan_selectors(const expr& e, bool equal, rule_context& c) {
   if (const auto* p = e.get<payload_expr>()) {
     if (p->inner != tunnel::none) return;  // a tunnelled packet's headers, not this packet's
+    if (const std::uint8_t n = transport_number(p->protocol)) {
+      if (c.l4 != 0 && c.l4 != n)
+        throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
+                           fmt::format("a header of {} after a match on {} (nft: \"conflicting protocols "
+                                       "specified: {} vs. {}\")",
+                                       name(p->protocol), transport_name(c.l4), transport_name(c.l4), name(p->protocol))};
+      if (c.l4 == 0) c.l4 = n;
+    }
     switch (p->protocol) {
       case header::icmp: case header::igmp: case header::icmpv6: case header::udp: case header::udplite:
       case header::tcp: case header::dccp: case header::sctp: case header::tcp_option: case header::sctp_chunk:
@@ -2615,6 +2666,16 @@ void check_family(const state& st, const rule_context& c, nfproto written, const
   }
 }
 
+/// `ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }`: an anonymous map whose data are address . port, which
+/// nft takes as a mapping to address and port (STMT_NAT_F_CONCAT) whether or not the statement says so.
+bool maps_to_address_and_port(const expr* address) noexcept {
+  const auto* mp = address != nullptr ? address->get<map_expr>() : nullptr;
+  const auto* set = mp != nullptr && mp->mapping != nullptr ? mp->mapping->get<set_expr>() : nullptr;
+  if (set == nullptr) return false;
+  return std::any_of(set->elements.begin(), set->elements.end(),
+                     [](const element& el) { return el.data != nullptr && el.data->is<concat_expr>(); });
+}
+
 bool is_terminal(const stmt& s) noexcept {
   if (const auto* v = s.get<verdict_stmt>()) return v->kind != verdict::continue_;
   return s.is<reject_stmt>() || s.is<nat_stmt>() || s.is<queue_stmt>();
@@ -2629,6 +2690,15 @@ void check_rule(const state& st, std::span<const stmt> stmts) {
                          "statement has no effect\")"};
     if (const auto* m = s.get<match_stmt>()) {
       scan_selectors(*m->left, m->op != relational_op::neq, c);
+      if (m->op != relational_op::neq && c.l4 == 0) {
+        const auto* mk = m->left->get<meta_expr>();
+        const auto* pk = m->left->get<payload_expr>();
+        if ((mk != nullptr && mk->key == meta_key::l4proto) ||
+            (pk != nullptr && pk->inner == tunnel::none &&
+             ((pk->protocol == header::ip && pk->field == header_field::protocol) ||
+              (pk->protocol == header::ip6 && pk->field == header_field::nexthdr))))
+          c.l4 = protocol_value(*m->right);
+      }
       const auto* key = m->left->get<meta_expr>();
       const auto* value = m->right->get<symbol_expr>();
       if (key != nullptr && key->key == meta_key::nfproto && value != nullptr && m->op != relational_op::neq)
@@ -2652,7 +2722,8 @@ void check_rule(const state& st, std::span<const stmt> stmts) {
       check_family(st, c, n->protocol, n->address, s, "NAT");
       for (const expr* e : {n->address, n->port})
         if (e != nullptr) scan_selectors(*e, true, c);
-      if ((n->port != nullptr || n->mode == nat_mode::addr_port) && !c.transport)
+      if ((n->port != nullptr || n->mode == nat_mode::addr_port || maps_to_address_and_port(n->address)) &&
+          !c.transport)
         throw syntax_error{s.where.offset, s.where.length, error_code::invalid_value,
                            "a NAT port needs a transport protocol match earlier in the rule, such as `tcp dport` "
                            "or `meta l4proto tcp` (nft: \"transport protocol mapping is only valid after "
