@@ -319,6 +319,8 @@ TEST_SUITE("kernel") {
              chain("ip", "ip protocol udp tcp dport 22 accept"),
              chain("ip", "tcp dport 22 icmp type echo-request accept"),
              chain("ip", "dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),  // "transport protocol mapping"
+             chain("inet", "ct original saddr 1.2.3.4 accept"),  // "cannot determine ip protocol version"
+             chain("inet", "meta protocol ip ct reply daddr { 1.2.3.4 } accept"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status != 0);
@@ -336,6 +338,9 @@ TEST_SUITE("kernel") {
              chain("inet", "tcp dport 22 meta l4proto udp accept"),
              chain("ip", "meta l4proto != tcp udp dport 53 tcp option mss exists accept"),
              chain("ip", "meta l4proto tcp dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),
+             chain("inet", "ct original ip saddr 1.2.3.4 meta nfproto ipv6 ct reply daddr ::1 accept"),
+             chain("inet", "ip saddr != 1.2.3.4 ct reply daddr 1.2.3.4 accept"),
+             chain("ip", "ct original saddr 1.2.3.4 accept"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status == 0);

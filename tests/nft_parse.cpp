@@ -361,6 +361,9 @@ TEST_SUITE("unit") {
         {"tcp dport 22 esp spi 1 accept", "ip", error_code::invalid_value, 16, "a header of esp after a match on tcp"},
         {"icmp type echo-request icmpv6 type echo-request accept", "inet", error_code::invalid_value, 26, "icmp vs. icmpv6"},
         {"dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }", "ip", error_code::invalid_value, 3, "transport protocol match"},
+        {"ct original saddr 1.2.3.4 accept", "inet", error_code::invalid_value, 3, "cannot determine ip protocol version"},
+        {"meta protocol ip ct reply daddr { 1.2.3.4 } accept", "inet", error_code::invalid_value, 20, "`ip daddr` or `ip6 daddr`"},
+        {"ct saddr 10.0.0.0/8 accept", "bridge", error_code::invalid_value, 3, "cannot determine ip protocol version"},
         {"ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : drop }", "ip", error_code::object_exists, 37,
          "key 1.2.3.4 is in this map already, with other data"},
     };
@@ -402,7 +405,9 @@ TEST_SUITE("unit") {
       CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
     }
     // in an inet table the family of a NAT address comes from the statement or an earlier match
-    for (const char* text : {"dnat ip to 10.0.0.1", "ip daddr 1.2.3.4 dnat to 10.0.0.1", "meta nfproto ipv4 dnat to 10.0.0.1",
+    for (const char* text : {"ct original ip saddr 1.2.3.4 accept", "meta nfproto ipv6 ct original saddr ::1 accept",
+                             "ip saddr != 1.2.3.4 ct reply daddr 1.2.3.4 accept",
+                             "dnat ip to 10.0.0.1", "ip daddr 1.2.3.4 dnat to 10.0.0.1", "meta nfproto ipv4 dnat to 10.0.0.1",
                              "meta nfproto ipv6 dnat to [::1]", "ip daddr 1.1.1.1 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 }",
                              "masquerade", "meta l4proto tcp redirect to :80"}) {
       one_rule r(text, "inet");

@@ -2540,7 +2540,10 @@ struct action<g::rule_comment> {
 //    udp". A later explicit match does not conflict (`tcp dport 22 meta l4proto udp` loads), nor do
 //    tcp options, sctp chunks, `th` or a tunnelled packet's headers. (nft 1.0.6 also takes the first
 //    element of `meta l4proto { tcp, udp }` as the protocol; nflens does not follow that.)
+//  - `ct [original|reply] saddr|daddr` without `ip` / `ip6` in an inet, bridge or netdev table, unless
+//    an ip or ip6 header or `meta nfproto` was matched before: "cannot determine ip protocol version".
 struct rule_context {
+  bool several_families = false;  // the table's family holds packets of ip and ip6 (inet, bridge, netdev)
   bool transport = false;
   std::uint8_t l4 = 0;  // the transport protocol the rule is for so far (IANA number), 0 when none
   const expr* l4_at = nullptr;
@@ -2614,6 +2617,16 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
       default:
         break;
     }
+  } else if (const auto* ct = e.get<ct_expr>()) {
+    if ((ct->key == ct_key::saddr || ct->key == ct_key::daddr) && ct->protocol == nfproto::none &&
+        c.several_families && c.ip_at == nullptr && c.ip6_at == nullptr && c.nfproto_value == nfproto::none) {
+      const std::string_view which = ct->key == ct_key::saddr ? "saddr" : "daddr";
+      throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
+                         fmt::format("a ct address in a table of ip and ip6 packets needs `ip {0}` or `ip6 {0}` in it, "
+                                     "or a match on ip, ip6 or meta nfproto before it (nft: \"cannot determine ip "
+                                     "protocol version, use \"ip {0}\" or \"ip6 {0}\" instead\")",
+                                     which)};
+    }
   } else if (const auto* m = e.get<meta_expr>()) {
     c.transport = c.transport || (equal && m->key == meta_key::l4proto);
     if (m->key == meta_key::nfproto && !c.nfproto_at) c.nfproto_at = &e;
@@ -2682,6 +2695,7 @@ bool is_terminal(const stmt& s) noexcept {
 }
 void check_rule(const state& st, std::span<const stmt> stmts) {
   rule_context c;
+  c.several_families = st.fam == family::inet || st.fam == family::bridge || st.fam == family::netdev;
   for (std::size_t i = 0; i < stmts.size(); ++i) {
     const stmt& s = stmts[i];
     if (i > 0 && is_terminal(stmts[i - 1]))
