@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 using namespace nflens::test;
 
@@ -204,4 +205,53 @@ TEST_CASE("nflens graph FILE UPDATE: an iptables partial sync applied with --nof
   r = run_command(nflens_cmd() + " compare " + fixture("cluster-after-update.rules") + " " +
                   fixture("cluster-after-update.nft"));
   CHECK(r.status == 0);
+}
+
+TEST_CASE("nflens compare: session affinity per endpoint and the masquerade mark are compared") {
+  char tmpl[] = "/tmp/nflens-cli-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  const auto changed = [&](const char* example_name, const std::string& from, const std::string& to) {
+    auto text = slurp(example(example_name));
+    const auto at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+    const auto path = dir / (std::string("changed-") + example_name);
+    std::ofstream(path) << text;
+    return path.string();
+  };
+  const auto compare_with = [&](const char* example_name, const std::string& other) {
+    return run_command(nflens_cmd() + " compare " + example(example_name) + " " + other + " 2>/dev/null");
+  };
+  // one endpoint's affinity rule dropped (found by a new user: the comparison called it equivalent)
+  const std::string rcheck =
+      "-A KUBE-SVC-PIBUVRUNQKGJCXFG -m comment --comment \"shop/cache:redis -> 10.244.1.21:6379\" -m recent "
+      "--rcheck --seconds 10800 --reap --name KUBE-SEP-2PBPZ74KPAI5UY3O --mask 255.255.255.255 --rsource -j "
+      "KUBE-SEP-2PBPZ74KPAI5UY3O\n";
+  auto r = compare_with("cluster.iptables", changed("cluster.iptables", rcheck, ""));
+  CHECK(r.status == 1);
+  CHECK(r.output.find("endpoint 10.244.1.21:6379: session affinity 10800 s in A, no session affinity in B") !=
+        std::string::npos);
+  CHECK(r.output.find("10.244.2.22:6379: session") == std::string::npos);
+  // one endpoint's affinity set with a shorter timeout (the service's longest timeout is unchanged)
+  r = compare_with("cluster.nft", changed("cluster.nft", "timeout 3h", "timeout 2h"));
+  CHECK(r.status == 1);
+  CHECK(r.output.find("endpoint 10.244.1.21:6379: session affinity 10800 s in A, session affinity 7200 s in B") !=
+        std::string::npos);
+  // the masquerade chain sets a mark that the masquerade rule does not look for: nothing is masqueraded
+  for (const auto& [name, from, to] :
+       {std::tuple{"cluster.iptables", "-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000",
+                   "-A KUBE-MARK-MASQ -j MARK --set-xmark 0x8000/0x8000"},
+        std::tuple{"cluster.nft", "meta mark set meta mark | 0x00004000", "meta mark set meta mark | 0x00008000"}}) {
+    CAPTURE(name);
+    r = compare_with(name, changed(name, from, to));
+    CHECK(r.status == 1);
+    CHECK(r.output.find("masquerade source-outside 10.244.0.0/16 in A, never in B") != std::string::npos);
+    // and a mark the masquerade rule does look for, set with other bits too, still masquerades
+    std::string more(to);
+    more.replace(more.find("8000"), 4, "c000");
+    r = compare_with(name, changed(name, from, more));
+    CHECK(r.status == 0);
+  }
+  std::filesystem::remove_all(dir);
 }

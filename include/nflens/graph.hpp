@@ -161,6 +161,10 @@ struct endpoint {
   std::uint32_t position = 0;           ///< 0-based position in the ladder or first numgen slot
   std::uint32_t modulus = 0;            ///< numgen: N
   bool affinity = false;                ///< a ClientIP affinity rule leads to this endpoint
+  /// With `affinity`: how long a client is remembered for this endpoint, in seconds (the `recent
+  /// --seconds` of its rule, or its nft affinity set's `timeout`); the service's `affinity_timeout_s` is
+  /// the longest of its endpoints'.
+  std::uint32_t affinity_timeout_s = 0;
   std::vector<masquerade> masquerades;  ///< masquerade conditions in the endpoint's own rules (hairpin)
   std::vector<origin> origins;          ///< the selecting rule or vmap element, then the endpoint's rules
 };

@@ -534,7 +534,10 @@ class assembler {
         for (const auto& t : b->results)
           if (is_dnat(t)) {
             for (auto& e : s.endpoints)
-              if (e.address == t.addr && e.port == t.port) e.affinity = true;
+              if (e.address == t.addr && e.port == t.port) {
+                e.affinity = true;
+                e.affinity_timeout_s = std::max(e.affinity_timeout_s, b->cls.timeout_s);
+              }
             if (!records_client(t.endpoint_chain, b->cls.list)) report_broken_affinity(*b, t);
           }
       }

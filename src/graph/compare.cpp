@@ -177,6 +177,8 @@ struct endpoint_share {
   const endpoint* first = nullptr;
   double probability = 0;
   std::optional<double> local_probability;
+  bool affinity = true;  // every entry has an affinity rule
+  std::uint32_t affinity_timeout_s = 0;
 };
 
 using ekey = std::tuple<ip_address, bool, std::uint16_t>;
@@ -188,6 +190,8 @@ std::map<ekey, endpoint_share> endpoint_shares(const service& s) {
     if (!x.first) x.first = &e;
     x.probability += e.probability;
     if (e.local_probability) x.local_probability = x.local_probability.value_or(0) + *e.local_probability;
+    x.affinity = x.affinity && e.affinity;
+    x.affinity_timeout_s = std::max(x.affinity_timeout_s, e.affinity_timeout_s);
   }
   return m;
 }
@@ -211,6 +215,15 @@ void compare_endpoints(const service& a, const service& b, const compare_options
     else if (x.local_probability && !(std::abs(*x.local_probability - *y.local_probability) <= opt.tolerance))
       d.details.push_back(fmt::format("endpoint {}: local share {:.9g} in A, {:.9g} in B", name,
                                       *x.local_probability, *y.local_probability));
+    // per endpoint, when the service has affinity on both sides (else the service-level check says it)
+    if (a.affinity_timeout_s && b.affinity_timeout_s && !a.is_unknown(unknown_fact::affinity) &&
+        !b.is_unknown(unknown_fact::affinity)) {
+      const auto t = [](const endpoint_share& s) {
+        return s.affinity ? fmt::format("session affinity {} s", s.affinity_timeout_s) : std::string("no session affinity");
+      };
+      if (x.affinity != y.affinity || (x.affinity && x.affinity_timeout_s != y.affinity_timeout_s))
+        d.details.push_back(fmt::format("endpoint {}: {} in A, {} in B", name, t(x), t(y)));
+    }
   }
   for (const auto& [k, y] : eb)
     if (!ea.count(k)) d.details.push_back(fmt::format("endpoint {} only in B", ep_text(*y.first)));

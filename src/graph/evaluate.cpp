@@ -231,17 +231,21 @@ class evaluator {
     for (const auto& e : p.elements) jumps(e.result.kind, e.result.target);
     bool masq = false;
     for (const auto& r : p.rules) masq = masq || r.act.kind == action_kind::masquerade;
+    masq_mark_chain_.assign(p.chains.size(), false);
+    if (masq) find_masquerade_guards();
     for (index c = 0; masq && c < p.chains.size(); ++c) {
       const auto& ch = p.chains[c];
       if (ch.count == 0 || ch.at != hook::none) continue;
-      bool only_marks = true;
+      bool only_marks = true, marks = false;
       for (index i = ch.first; i < ch.first + ch.count && only_marks; ++i) {
         const auto& r = p.rules[i];
         only_marks = r.act.kind == action_kind::mark_set;
         for (index k = r.first; k < r.first + r.count && only_marks; ++k)
           only_marks = p.conditions[k].kind == cond_kind::always;
+        marks = marks || (only_marks && marks_for_masquerade(r.act.mark));
       }
       ev_.mark_chain[c] = only_marks;
+      masq_mark_chain_[c] = only_marks && marks;
     }
   }
 
@@ -943,9 +947,12 @@ class evaluator {
         // Jumps to a masquerade-mark chain (and MARK rules) set the mark and return: record when.
         const bool to_mark = (r.act.kind == action_kind::jump || r.act.kind == action_kind::go_to) &&
                              r.act.target != none && ev_.mark_chain[r.act.target];
-        if (to_mark || (r.act.kind == action_kind::mark_set && !ev_.mark_chain.empty() && is_masq_program())) {
+        const bool marks = r.act.kind == action_kind::mark_set && !ev_.mark_chain.empty() && is_masq_program();
+        if (to_mark || marks) {
+          // the mark takes the connection past the masquerade rule's mark test: record when it is set
+          const bool masquerades = to_mark ? masq_mark_chain_[r.act.target] : marks_for_masquerade(r.act.mark);
           auto m = match(r, f, /*ignore_source=*/true);
-          if (m.full && f.fe != none) {
+          if (masquerades && m.full && f.fe != none) {
             auto& rec = ev_.frontends[f.fe];
             rec.masq.push_back({masq_of(r), c});
             rec.origins.push_back(r.origin);
@@ -1019,6 +1026,36 @@ class evaluator {
   }
   static void mark_ended_but_one(flow& f, const dest& d) { ended_to_change(f).all_but_one.push_back(d); }
   static void mark_ended(flow& f, const dest& d) { ended_to_change(f).by_hash.emplace(dest_hash(d), d); }
+
+  /// A mark test a masquerade rule sits behind, in its chain: kube-proxy's `-m mark ! --mark M/M -j
+  /// RETURN` (iptables) and `meta mark & M == 0 return` (nft). The rule returns when `(mark & mask) ==
+  /// value` is `returns_when_equal`.
+  struct mark_guard {
+    std::uint32_t mask = 0, value = 0;
+    bool returns_when_equal = true;
+  };
+  /// For every masquerade rule, the mark tests before it in its chain.
+  void find_masquerade_guards() {
+    for (const auto& ch : p_.chains) {
+      std::vector<mark_guard> guards;
+      for (index i = ch.first; i < ch.first + ch.count; ++i) {
+        const auto& r = p_.rules[i];
+        if (r.act.kind == action_kind::masquerade) masq_guards_.push_back(guards);
+        if (r.act.kind == action_kind::ret && r.count == 1 && p_.conditions[r.first].kind == cond_kind::mark) {
+          const auto& c = p_.conditions[r.first];
+          guards.push_back({c.a, c.b, !c.negated});
+        }
+      }
+    }
+  }
+  /// Whether setting mark bits `v` (on a connection without a mark) gets it past the mark tests of some
+  /// masquerade rule: a mark chain whose mark no masquerade rule looks for does not masquerade.
+  bool marks_for_masquerade(std::uint32_t v) const {
+    return std::any_of(masq_guards_.begin(), masq_guards_.end(), [v](const std::vector<mark_guard>& gs) {
+      return std::none_of(gs.begin(), gs.end(),
+                          [v](const mark_guard& g) { return ((v & g.mask) == g.value) == g.returns_when_equal; });
+    });
+  }
 
   bool is_masq_program() const {
     return std::any_of(ev_.mark_chain.begin(), ev_.mark_chain.end(), [](bool b) { return b; });
@@ -1281,6 +1318,8 @@ class evaluator {
   }
   /// Frontends this run recorded at a translation reached before the destination was exact, by dest_hash.
   std::unordered_multimap<std::size_t, index> inexact_;
+  std::vector<std::vector<mark_guard>> masq_guards_;
+  std::vector<bool> masq_mark_chain_;  // mark chains whose mark a masquerade rule looks for
   const std::uint64_t budget_;
   const std::uint64_t cheap_budget_;
   std::uint64_t steps_ = 0;

@@ -119,7 +119,10 @@ json service_json(const dispatch_graph& g, const service& s, bool with_origins) 
       je["slots"] = e.threshold;
       je["modulus"] = e.modulus;
     }
-    if (e.affinity) je["affinity"] = true;
+    if (e.affinity) {
+      je["affinity"] = true;
+      je["affinity_timeout_s"] = e.affinity_timeout_s;
+    }
     if (!e.masquerades.empty()) {
       json m = json::array();
       for (const auto& x : e.masquerades) m.push_back(masq_text(x));
