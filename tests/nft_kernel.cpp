@@ -354,4 +354,10 @@ TEST_SUITE("kernel") {
     check_sequence({{"table ip t {\n\tlimit o {\n\t\trate 10/minute burst 0 packets\n\t}\n"
                      "\tlimit p {\n\t\trate 10/minute burst 1 packets\n\t}\n}\n"}});
   }
+
+  TEST_CASE("nft kernel: meters keep their key's timeout and have a size of 65535 unless given one") {
+    check_sequence({{"table ip t {\n\tchain c {\n\t\ttcp dport 25 meter m2 size 128 { ip saddr timeout 5s counter } "
+                     "accept\n\t\tmeter m1 { ip saddr limit rate 10/second } accept\n\t\tmeter m3 size 0 { ip "
+                     "saddr counter } accept\n\t}\n}\n"}});
+  }
 }

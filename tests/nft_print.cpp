@@ -273,6 +273,13 @@ TEST_SUITE("unit") {
     CHECK(rule("jump { tcp dport 22 accept; udp dport 53 accept; }") ==
           "jump {\n\t\t\ttcp dport 22 accept\n\t\t\tudp dport 53 accept\n\t\t}");
     CHECK(rule("ct count over 4 drop") == "ct count over 4 drop");
+    // a meter's key keeps its timeout, and a meter without a size (or of size 0) has nft's 65535 (found by
+    // a new user: the timeout was left out, and the size printed as 0); checked against nft 1.0.6
+    CHECK(rule("tcp dport 25 meter m2 size 128 { ip saddr timeout 5s counter } accept") ==
+          "tcp dport 25 meter m2 size 128 { ip saddr timeout 5s counter } accept");
+    CHECK(rule("meter m1 { ip saddr limit rate 10/second } accept") ==
+          "meter m1 size 65535 { ip saddr limit rate 10/second burst 5 packets } accept");
+    CHECK(rule("meter m3 size 0 { ip saddr counter } accept") == "meter m3 size 65535 { ip saddr counter } accept");
     CHECK(rule("notrack") == "notrack");
     CHECK(rule("fib saddr . iif oif missing drop") == "fib saddr . iif oif missing drop");
     CHECK(rule("fib daddr type local accept") == "fib daddr type local accept");

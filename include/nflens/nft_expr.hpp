@@ -620,7 +620,8 @@ struct set_stmt {
 struct meter_stmt {
   const expr* name = nullptr;  ///< a symbol_expr
   const element* elem = nullptr;
-  std::uint32_t size = 0;  ///< 0 when not written
+  std::uint32_t size = default_size;  ///< the parsers give nft's default when none (or 0) is written
+  static constexpr std::uint32_t default_size = 65535;
 };
 /// `flow add @flowtable` (also spelled `flow offload @flowtable`).
 struct flow_offload_stmt {

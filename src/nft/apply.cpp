@@ -223,7 +223,7 @@ void walk_rule(const rule& r, Visitor& v) {
   for (const auto& s : r.stmts) w.st(s);
 }
 
-/// Counts the anonymous sets a rule creates in the kernel (each takes a handle before the rule).
+/// Counts the anonymous sets (and meters) a rule creates in the kernel (each takes a handle before the rule).
 std::uint32_t anonymous_sets(const rule& r) {
   std::uint32_t n = 0;
   const auto count_expr = [&](const auto& self, const expr* e) -> void {
@@ -239,6 +239,7 @@ std::uint32_t anonymous_sets(const rule& r) {
     if (const auto* v = s.get<verdict_map_stmt>()) count_expr(count_expr, v->mapping);
     if (const auto* g = s.get<mangle_stmt>()) count_expr(count_expr, g->value);
     if (const auto* t = s.get<nat_stmt>()) count_expr(count_expr, t->address);
+    if (s.is<meter_stmt>()) ++n;  // a meter is a set of its own in the kernel
   }
   return n;
 }

@@ -2499,7 +2499,8 @@ struct action<g::meter_stmt> {
     const element* e = st.src.store_one(st.elems.back());
     st.elems.pop_back();
     const expr* name = st.keep(expr{st.span_of(in), symbol_expr{st.sx.meter_name}});
-    push_stmt(in, st, meter_stmt{name, e, st.sx.meter_size});
+    // nft gives a meter without a size, or of size 0, its default of 65535 (and lists it)
+    push_stmt(in, st, meter_stmt{name, e, st.sx.meter_size != 0 ? st.sx.meter_size : meter_stmt::default_size});
   }
 };
 

@@ -801,6 +801,25 @@ struct printer {
     return it == set_names_.end() ? nullptr : it->second;
   }
 
+  /// What follows the key of the element of a set or meter statement: timeout, expires, comment, then
+  /// its stateful statements.
+  void element_inline_options(const nft::element& el) {
+    if (el.options == nullptr) return;
+    if (el.options->has_timeout) {
+      out += " timeout ";
+      types::append_time(out, el.options->timeout_ms);
+    }
+    if (el.options->has_expires && !opt.stateless) {
+      out += " expires ";
+      types::append_time(out, el.options->expires_ms);
+    }
+    if (!el.options->comment.empty()) put(" comment \"{}\"", el.options->comment);
+    for (const auto& s : el.options->stmts) {
+      out += ' ';
+      stmt(s, true);
+    }
+  }
+
   void statement(const set_stmt& v, bool) {
     // statement.c set_stmt_print/map_stmt_print: the element (key, timeout, expires, comment), then the
     // statement's stateful statements, then the data.
@@ -812,21 +831,7 @@ struct printer {
     value_type kt = types::type_of(*el.key, fam);
     if (target != nullptr && kt.base == dtype::invalid && !kt.is_concat()) kt = types::declared_type(target->key);
     expr(*el.key, kt);
-    if (el.options != nullptr) {
-      if (el.options->has_timeout) {
-        out += " timeout ";
-        types::append_time(out, el.options->timeout_ms);
-      }
-      if (el.options->has_expires && !opt.stateless) {
-        out += " expires ";
-        types::append_time(out, el.options->expires_ms);
-      }
-      if (!el.options->comment.empty()) put(" comment \"{}\"", el.options->comment);
-      for (const auto& s : el.options->stmts) {
-        out += ' ';
-        stmt(s, true);
-      }
-    }
+    element_inline_options(el);
     if (el.data != nullptr) {
       out += " : ";
       value_type dt = types::type_of(*el.data, fam);
@@ -841,14 +846,10 @@ struct printer {
       expr(*v.name, {});
       out += ' ';
     }
-    put("size {} {{ ", v.size);
+    put("size {} {{ ", v.size != 0 ? v.size : meter_stmt::default_size);
     const nft::element& el = *v.elem;
     expr(*el.key, types::type_of(*el.key, fam));
-    if (el.options != nullptr)
-      for (const auto& s : el.options->stmts) {
-        out += ' ';
-        stmt(s, true);
-      }
+    element_inline_options(el);
     out += " }";
   }
   void statement(const flow_offload_stmt& v, bool) {

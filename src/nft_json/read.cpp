@@ -1313,6 +1313,7 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
     el.where = n.where;
     m.elem = src_.store_one(el);
     m.size = static_cast<std::uint32_t>(opt_number(v, "size", 0, UINT32_MAX));
+    if (m.size == 0) m.size = meter_stmt::default_size;  // as nft sets it
     if (const jnode* nm = opt(v, "name")) m.name = keep(*nm, symbol_expr{string_of(*nm, "name")});
     return stmt{n.where, m};
   }
