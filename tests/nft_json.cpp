@@ -143,6 +143,14 @@ TEST_CASE("what nft 1.0.6's JSON has no member for is left out of that flavour w
   const auto cur = nft::write_json(text(listing), o);
   CHECK(cur.diagnostics.empty());
   CHECK(json::parse(cur.value)["nftables"][0]["table"]["comment"] == "tc");
+  // a set's typeof: 1.0.6 writes the datatype, which reads back as `type` (fuzz finding, nft_json: the
+  // loss went unreported)
+  o.flavour = nft::json_flavour::v1_0_6;
+  const auto ty = nft::write_json(text("table netdev f {\n\tset s {\n\t\ttypeof ip saddr\n\t}\n}\n"), o);
+  REQUIRE(ty.diagnostics.size() == 1);
+  CHECK(ty.diagnostics[0].message ==
+        "table netdev f set s: nft 1.0.6's JSON has no typeof; the key is written as its datatype");
+  CHECK(json::parse(ty.value)["nftables"][1]["set"]["type"] == "ipv4_addr");
 }
 
 TEST_CASE("the 1.0.6 flavour writes a masked flag comparison in 1.0.6's form from either text") {

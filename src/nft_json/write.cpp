@@ -301,7 +301,11 @@ class writer {
     e_.member("table", table_name_);
     e_.key("type");
     if (s.key.typeof_expr != nullptr && old()) {
-      // 1.0.6 writes the datatype behind a `typeof`
+      // 1.0.6 writes the datatype behind a `typeof`: the expressions are lost
+      not_translatable(s.file, s.where,
+                       fmt::format("table {} {} {} {}: nft 1.0.6's JSON has no typeof; the key is written as its "
+                                   "datatype",
+                                   name(fam_), table_name_, s.is_map ? "map" : "set", s.name));
       std::array<std::string_view, 16> names{};
       const auto n = json_detail::type_names_of(*s.key.typeof_expr, fam_, names.data(), names.size());
       type_names({names.data(), n}, false);
