@@ -332,4 +332,11 @@ TEST_SUITE("kernel") {
                     "\n  -A INPUT -j ACCEPT  \n:FOO - [0:0]  \nCOMMIT\n"},
                    false);
   }
+
+  TEST_CASE("iptables kernel: a limit burst of 0 is the default 5, which iptables-save leaves out") {
+    // found by a new user: nflens printed `--limit-burst 0`
+    check_sequence({"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m limit --limit 3/hour --limit-burst 0 -j ACCEPT\n"
+                    "-A INPUT -m limit --limit 3/hour --limit-burst 1 -j ACCEPT\nCOMMIT\n"},
+                   false);
+  }
 }

@@ -355,6 +355,7 @@ TEST_SUITE("unit") {
         {"ip saddr 1.2.3.4 ip6 daddr ::1 accept", "inet", error_code::invalid_value, 20, "ip and ip6 headers"},
         {"meta nfproto ipv4 accept", "ip", error_code::invalid_value, 3, "outside an inet table"},
         {"limit rate 10/minute burst 0 packets", "ip", error_code::invalid_value, 24, "packet limit burst must be > 0"},
+        {"limit rate 10 bytes/second burst 5 packets", "ip", error_code::invalid_value, 38, "a byte rate takes a burst in bytes"},
         {"tcp dport 22 udp dport 53 accept", "ip", error_code::invalid_value, 16, "a header of udp after a match on tcp"},
         {"meta l4proto tcp udp dport 53 accept", "inet", error_code::invalid_value, 20, "conflicting protocols specified: tcp vs. udp"},
         {"ip protocol udp tcp dport 22 accept", "ip", error_code::invalid_value, 19, "after a match on udp"},

@@ -213,7 +213,7 @@ struct set_match {
 struct limit_match {
   /// The kernel's average: 1/10000 s per packet (XT_LIMIT_SCALE); 3/hour is 12000000.
   std::uint32_t average = 10000 * 3600 / 3;
-  std::uint32_t burst = 5;
+  std::uint32_t burst = 5;  ///< `--limit-burst`; 0 is the default 5, as iptables-nft's kernel takes it
   /// Packets per second the average allows.
   [[nodiscard]] double per_second() const noexcept { return average ? 10000.0 / average : 0.0; }
 };

@@ -1456,6 +1456,9 @@ std::optional<limit_match> as_limit(const match& m) noexcept {
     if (o.id == option_id::limit_limit) r.average = static_cast<std::uint32_t>(o.number());
     if (o.id == option_id::limit_burst) r.burst = static_cast<std::uint32_t>(o.number());
   });
+  // iptables-nft makes the limit an nft limit, and the kernel (nft_limit_init) gives a burst of 0 the
+  // default of 5, which iptables-save leaves out (xt_limit of iptables-legacy refuses 0)
+  if (r.burst == 0) r.burst = 5;
   return r;
 }
 

@@ -2014,6 +2014,8 @@ struct action<g::limit_burst_unit> {
     st.sx.limit.burst = static_cast<std::uint32_t>(st.sx.limit.burst * m);
     if (text(in) != "packets" && !st.sx.limit.bytes)
       st.fail(in, error_code::invalid_value, "a packet rate takes a burst in packets");
+    if (text(in) == "packets" && st.sx.limit.bytes)
+      st.fail(in, error_code::invalid_value, "a byte rate takes a burst in bytes (nft: \"unexpected packets\")");
   }
 };
 template <>
