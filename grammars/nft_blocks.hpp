@@ -70,9 +70,21 @@ struct recoverable {
             template <class...> class Control, class Input, class... States>
   [[nodiscard]] static bool match(Input& in, States&... st);
 };
+/// Items of a block, each with its own end (`block_item`, `free_item`, `closed_item`), up to (not
+/// including) the block's closing brace.
+template <class ItemWithEnd>
+struct item_list : star<separators, not_at<one<'}'>>, not_at<eof>, recoverable<ItemWithEnd>> {};
 /// The items of a block up to (not including) its closing brace.
 template <class Item>
-struct block_items : star<separators, not_at<one<'}'>>, not_at<eof>, recoverable<block_item<Item>>> {};
+struct block_items : item_list<block_item<Item>> {};
+/// An item that another may follow on the same line (parser_bison.y's `counter_block counter_config`,
+/// `limit_block comment_spec`, ...: `rate 1/second comment "x"`).
+template <class Item>
+struct free_item : seq<Item, sp, opt<stmt_separator>> {};
+/// An item that nft ends with a separator even before the closing brace (`ct_helper_config`,
+/// `ct_timeout_config`, `ct_expect_config`: `l3proto ip }` is refused).
+template <class Item>
+struct closed_item : seq<Item, sp, stmt_separator> {};
 /// The `# handle N` after a block's opening brace.
 template <class Items>
 struct block_handle : handle_comment {};
@@ -221,31 +233,42 @@ struct flowtable_block : block<block_items<flowtable_block_item>> {};
 
 struct obj_comment : comment_spec {};
 struct counter_config : seq<kw_packets, sp, counter_packets, sp1, kw_bytes, sp, counter_bytes> {};
-struct counter_block : block<block_items<sor<common_block, counter_config, obj_comment>>> {};
+struct counter_items : item_list<sor<block_item<common_block>, free_item<sor<counter_config, obj_comment>>>> {};
+struct counter_block : block<counter_items> {};
 struct quota_config : quota_args {};
-struct quota_block : block<block_items<sor<common_block, quota_config, obj_comment>>> {};
+struct quota_items : item_list<sor<block_item<common_block>, free_item<sor<quota_config, obj_comment>>>> {};
+struct quota_block : block<quota_items> {};
 struct limit_config : seq<kw_rate, sp, limit_args> {};
-struct limit_block : block<block_items<sor<common_block, limit_config, obj_comment>>> {};
+struct limit_items : item_list<sor<block_item<common_block>, free_item<sor<limit_config, obj_comment>>>> {};
+struct limit_block : block<limit_items> {};
 struct ct_l4proto : identifier {};
 /// The family word of `l3proto` (not a `family_spec`: it must not change the table's family).
 struct ct_l3proto_family : table_word<vocab::families> {};
 struct ct_l3proto : seq<kw_l3proto, sp, ct_l3proto_family> {};
 struct ct_helper_type : quoted_string {};
 struct ct_helper_config : seq<kw_type, sp, ct_helper_type, sp1, kw_protocol, sp, ct_l4proto> {};
-struct ct_helper_block : block<block_items<sor<common_block, ct_helper_config, ct_l3proto, obj_comment>>> {};
+struct ct_helper_items
+    : item_list<sor<block_item<common_block>, closed_item<sor<ct_helper_config, ct_l3proto>>, free_item<obj_comment>>> {};
+struct ct_helper_block : block<ct_helper_items> {};
 struct ct_protocol : seq<kw_protocol, sp, ct_l4proto> {};
 struct timeout_state_name : identifier {};
 struct timeout_state : seq<timeout_state_name, sp, one<':'>, sp, time_value> {};
 struct timeout_policy : seq<kw_policy, sp, one<'='>, sp, one<'{'>, nl_ws, list<timeout_state, set_list_sep>, opt<set_list_sep>, nl_ws, one<'}'>> {};
-struct ct_timeout_block : block<block_items<sor<common_block, ct_protocol, ct_l3proto, timeout_policy, obj_comment>>> {};
+struct ct_timeout_items
+    : item_list<sor<block_item<common_block>, closed_item<sor<ct_protocol, ct_l3proto, timeout_policy>>, free_item<obj_comment>>> {};
+struct ct_timeout_block : block<ct_timeout_items> {};
 struct ct_expect_dport : seq<kw_dport, sp, number> {};
 struct ct_expect_timeout : seq<kw_timeout, sp, time_value> {};
 struct ct_expect_size : seq<kw_size, sp, number> {};
-struct ct_expect_block : block<block_items<sor<common_block, ct_protocol, ct_expect_dport, ct_expect_timeout, ct_expect_size, ct_l3proto, obj_comment>>> {};
+struct ct_expect_items
+    : item_list<sor<block_item<common_block>, closed_item<sor<ct_protocol, ct_expect_dport, ct_expect_timeout, ct_expect_size, ct_l3proto>>, free_item<obj_comment>>> {};
+struct ct_expect_block : block<ct_expect_items> {};
 struct secmark_config : string_word {};
-struct secmark_block : block<block_items<sor<common_block, obj_comment, secmark_config>>> {};
+struct secmark_items : item_list<sor<block_item<common_block>, free_item<sor<obj_comment, secmark_config>>>> {};
+struct secmark_block : block<secmark_items> {};
 struct synproxy_config : seq<synproxy_arg, star<sp1, synproxy_arg>> {};
-struct synproxy_block : block<block_items<sor<common_block, synproxy_config, obj_comment>>> {};
+struct synproxy_items : item_list<sor<block_item<common_block>, free_item<sor<synproxy_config, obj_comment>>>> {};
+struct synproxy_block : block<synproxy_items> {};
 /// A block nflens keeps as raw text (tunnel objects): balanced braces, strings skipped whole.
 struct raw_block : leaf<raw_block> {
   template <class Input>

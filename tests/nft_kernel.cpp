@@ -321,6 +321,10 @@ TEST_SUITE("kernel") {
              chain("ip", "dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),  // "transport protocol mapping"
              chain("inet", "ct original saddr 1.2.3.4 accept"),  // "cannot determine ip protocol version"
              chain("inet", "meta protocol ip ct reply daddr { 1.2.3.4 } accept"),
+             // the settings of ct objects end with a separator, even the last one
+             std::string("table ip t {\n\tct helper h { type \"ftp\" protocol tcp; l3proto ip }\n}\n"),
+             std::string("table ip t {\n\tct timeout c { protocol tcp; policy = { established: 100 } }\n}\n"),
+             std::string("table ip t {\n\tct expectation e { protocol tcp; dport 22; timeout 1s; size 3 }\n}\n"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status != 0);
@@ -341,6 +345,11 @@ TEST_SUITE("kernel") {
              chain("inet", "ct original ip saddr 1.2.3.4 meta nfproto ipv6 ct reply daddr ::1 accept"),
              chain("inet", "ip saddr != 1.2.3.4 ct reply daddr 1.2.3.4 accept"),
              chain("ip", "ct original saddr 1.2.3.4 accept"),
+             // other objects' settings and comments may follow one another on a line (found by a new user)
+             std::string("table ip t {\n\tlimit l { rate 1/second comment \"x\" }\n\tquota q { 25 mbytes comment "
+                         "\"x\" }\n\tcounter c { comment \"x\" packets 1 bytes 2 }\n\tsynproxy s { mss 1460 wscale 7 "
+                         "timestamp sack-perm comment \"x\" }\n\tct helper h { comment \"x\" type \"ftp\" protocol tcp; "
+                         "}\n}\n"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status == 0);

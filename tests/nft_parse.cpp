@@ -587,6 +587,28 @@ TEST_SUITE("unit") {
     CHECK_MESSAGE(both.ok(), errors_of(both));
   }
 
+  TEST_CASE("nft parse: object settings and comments follow one another as nft's grammar lets them") {
+    // found by a new user: `rate 1/second comment "x"` was refused; nft takes it (checked against 1.0.6)
+    const auto r = parse_text("table ip t {\n\tlimit l { rate 1/second comment \"x\" }\n"
+                              "\tcounter c { comment \"y\" packets 1 bytes 2 }\n"
+                              "\tct helper h { comment \"z\" type \"ftp\" protocol tcp; }\n}\n");
+    REQUIRE_MESSAGE(r.ok(), errors_of(r));
+    const table* t = std::get<const table*>(r.value.commands[0].body);
+    REQUIRE(t->objects.size() == 3);
+    CHECK(t->objects[0].comment == "x");
+    CHECK(std::get<limit_stmt>(t->objects[0].body).rate == 1);
+    CHECK(t->objects[1].comment == "y");
+    CHECK(std::get<counter_stmt>(t->objects[1].body).bytes == 2);
+    CHECK(t->objects[2].comment == "z");
+    // while a ct object's settings each end with a separator, the last one too
+    for (const char* bad : {"ct helper h { type \"ftp\" protocol tcp }", "ct timeout c { protocol tcp; l3proto ip }",
+                            "ct expectation e { protocol tcp; dport 22; timeout 1s; size 3 }"}) {
+      const auto b = parse_text(std::string("table ip t {\n\t") + bad + "\n}\n");
+      REQUIRE_MESSAGE(b.diagnostics.size() == 1, bad);
+      CHECK(b.diagnostics[0].message.find("unexpected '}'; expected end of line or ';'") != std::string::npos);
+    }
+  }
+
   TEST_CASE("nft parse: nesting deeper than the limit is one clean error") {
     std::string deep = "table ip t {\n\tchain c {\n\t\tip saddr ";
     deep += std::string(100000, '{');

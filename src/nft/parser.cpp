@@ -3434,17 +3434,8 @@ struct object_open_action {
   struct action<g::block_handle<BLOCK>> {                                    \
     static void apply0(state& st) { st.cur_object.handle = st.number; }      \
   };
-using counter_items = g::block_items<pegtl::sor<g::common_block, g::counter_config, g::obj_comment>>;
-using quota_items = g::block_items<pegtl::sor<g::common_block, g::quota_config, g::obj_comment>>;
-using limit_items = g::block_items<pegtl::sor<g::common_block, g::limit_config, g::obj_comment>>;
-using ct_helper_items = g::block_items<pegtl::sor<g::common_block, g::ct_helper_config, g::ct_l3proto, g::obj_comment>>;
-using ct_timeout_items =
-    g::block_items<pegtl::sor<g::common_block, g::ct_protocol, g::ct_l3proto, g::timeout_policy, g::obj_comment>>;
-using ct_expect_items =
-    g::block_items<pegtl::sor<g::common_block, g::ct_protocol, g::ct_expect_dport, g::ct_expect_timeout,
-                              g::ct_expect_size, g::ct_l3proto, g::obj_comment>>;
-using secmark_items = g::block_items<pegtl::sor<g::common_block, g::obj_comment, g::secmark_config>>;
-using synproxy_items = g::block_items<pegtl::sor<g::common_block, g::synproxy_config, g::obj_comment>>;
+using g::counter_items, g::quota_items, g::limit_items, g::ct_helper_items, g::ct_timeout_items, g::ct_expect_items,
+    g::secmark_items, g::synproxy_items;
 NFLENS_OBJECT_BLOCK(counter_items, object_type::counter)
 NFLENS_OBJECT_BLOCK(quota_items, object_type::quota)
 NFLENS_OBJECT_BLOCK(limit_items, object_type::limit)
