@@ -124,6 +124,16 @@ TEST_SUITE("unit") {
     CHECK(r.output.find("type nat hook output priority -100;") != std::string::npos);
     CHECK(r.output.find("type nat hook input priority 100;") != std::string::npos);
     CHECK(r.output.find("type nat hook prerouting priority dstnat + 10;") != std::string::npos);
+    // and ct timeout policies in seconds, as 1.0.6 lists and reads them (found by a new user: `1m40s`)
+    const std::string ct =
+        R"({"nftables": [{"table": {"family": "ip", "name": "t", "handle": 1}}, )"
+        R"({"ct timeout": {"family": "ip", "name": "c", "table": "t", "handle": 2, "protocol": "tcp", "l3proto": "ip", "policy": {"established": 100, "close": 5}}}]})";
+    r = run_command(nflens_cmd() + " convert --to nft --nft-version 1.0.6 -", &ct);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("policy = { established : 100, close : 5 }") != std::string::npos);
+    r = run_command(nflens_cmd() + " convert --to nft -", &ct);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("policy = { established : 1m40s, close : 5s }") != std::string::npos);
   }
 
   TEST_CASE("nflens convert --to nft and parse --print: a name nft text cannot hold is an error, not text") {

@@ -414,7 +414,8 @@ struct print_options {
   bool handles = false;    ///< `nft -a`: `# handle N` after tables, chains, sets, objects, flowtables and rules
   bool stateless = false;  ///< `nft -s`: counters without values, quotas without usage, no element expiry
   /// Priorities as nft 1.0.6 lists and reads them: `dstnat` only for prerouting and `srcnat` only for
-  /// postrouting (1.1 also names -100 of output and 100 of input, which 1.0.6 refuses to read).
+  /// postrouting (1.1 also names -100 of output and 100 of input, which 1.0.6 refuses to read), and ct
+  /// timeout policies in seconds (`established : 100`, which 1.1 lists as `1m40s` and 1.0.6 cannot read).
   bool nft_1_0_6 = false;
 };
 

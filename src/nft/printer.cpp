@@ -1125,7 +1125,11 @@ struct printer {
     for (std::size_t i = 0; i < t.policy.size(); ++i) {
       if (i != 0) out += ", ";
       put("{} : ", t.policy[i].state);
-      types::append_time(out, t.policy[i].value_ms);
+      // nft 1.0.6 lists and reads the timeouts as seconds (`established : 100`), 1.1 as times (`1m40s`)
+      if (opt.nft_1_0_6)
+        put("{}", t.policy[i].value_ms / 1000);
+      else
+        types::append_time(out, t.policy[i].value_ms);
     }
     out += " }\n";
   }
