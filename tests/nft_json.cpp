@@ -612,4 +612,11 @@ TEST_CASE("a packet limit of burst 0 is the kernel's default burst of 5, as an o
   const auto bytes = nft::compare(from_json(stmt(R"(, "rate_unit": "kbytes", "burst": 0)")),
                                   from_json(stmt(R"(, "rate_unit": "kbytes")")));
   CHECK_MESSAGE(!bytes.has_value(), (bytes ? bytes->what : std::string()));
+  // what the kernel refuses is refused here too (found by a new user): a rate of 0, an overflowing bucket
+  for (const std::string bad : {R"({"rate": 0, "per": "second"})", R"({"rate": 1000000000, "rate_unit": "bytes", "per": "week"})"}) {
+    const auto r = nft::parse_json("<json>", one_rule_doc("ip", R"([{"limit": )" + bad + "}]"));
+    REQUIRE_FALSE_MESSAGE(r.ok(), bad);
+    CHECK(r.diagnostics[0].message.find("the kernel") != std::string::npos);
+  }
+  CHECK(nft::parse_json("<json>", one_rule_doc("ip", R"([{"limit": {"rate": 1, "per": "second"}}])")).ok());
 }

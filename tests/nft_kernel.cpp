@@ -319,6 +319,10 @@ TEST_SUITE("kernel") {
              chain("ip", "ip protocol udp tcp dport 22 accept"),
              chain("ip", "tcp dport 22 icmp type echo-request accept"),
              chain("ip", "dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),  // "transport protocol mapping"
+             chain("ip", "limit rate 0/second"),  // the kernel: EINVAL
+             chain("ip", "limit rate 3 kbytes/day burst 210432 bytes"),  // the kernel: EOVERFLOW
+             chain("ip", "limit rate 1/week burst 30501 packets"),
+             std::string("table ip t {\n\tlimit l {\n\t\trate 17179869184 kbytes/second\n\t}\n}\n"),
              chain("inet", "ct original saddr 1.2.3.4 accept"),  // "cannot determine ip protocol version"
              chain("inet", "meta protocol ip ct reply daddr { 1.2.3.4 } accept"),
              // the settings of ct objects end with a separator, even the last one
@@ -339,6 +343,9 @@ TEST_SUITE("kernel") {
              chain("ip", "type nat hook output priority -199;"),
              chain("ip6", "type route hook output priority mangle;"),
              chain("ip", "limit rate 10 kbytes/second burst 0 bytes"),
+             chain("ip", "limit rate 3 kbytes/day burst 210431 bytes"),
+             chain("ip", "limit rate 1/week burst 30500 packets"),
+             chain("ip", "limit rate 4294967296/second burst 4294967295 packets"),
              chain("inet", "tcp dport 22 meta l4proto udp accept"),
              chain("ip", "meta l4proto != tcp udp dport 53 tcp option mss exists accept"),
              chain("ip", "meta l4proto tcp dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),

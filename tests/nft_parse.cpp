@@ -356,6 +356,9 @@ TEST_SUITE("unit") {
         {"meta nfproto ipv4 accept", "ip", error_code::invalid_value, 3, "outside an inet table"},
         {"limit rate 10/minute burst 0 packets", "ip", error_code::invalid_value, 24, "packet limit burst must be > 0"},
         {"limit rate 10 bytes/second burst 5 packets", "ip", error_code::invalid_value, 38, "a byte rate takes a burst in bytes"},
+        {"limit rate 0/second", "ip", error_code::number_out_of_range, 3, "a limit rate of 0 is refused by the kernel"},
+        {"limit rate 3 kbytes/day burst 1048575 bytes", "ip", error_code::number_out_of_range, 3, "EOVERFLOW"},
+        {"limit rate 18446744073709551615/second", "ip", error_code::number_out_of_range, 3, "EOVERFLOW"},
         {"tcp dport 22 udp dport 53 accept", "ip", error_code::invalid_value, 16, "a header of udp after a match on tcp"},
         {"meta l4proto tcp udp dport 53 accept", "inet", error_code::invalid_value, 20, "conflicting protocols specified: tcp vs. udp"},
         {"ip protocol udp tcp dport 22 accept", "ip", error_code::invalid_value, 19, "after a match on udp"},
@@ -396,6 +399,8 @@ TEST_SUITE("unit") {
         "ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : accept }",  // one element, written twice
         "meta l4proto tcp tproxy to :50080",
         "limit rate 10 kbytes/second burst 0 bytes",
+        "limit rate 3 kbytes/day burst 210431 bytes",  // the largest burst the kernel takes at that rate
+        "limit rate 4294967296/second burst 4294967295 packets", "limit rate 1/week burst 30500 packets",
         "tcp dport 22 meta l4proto udp accept",  // a later explicit match does not conflict
         "meta l4proto != tcp udp dport 53 accept",
         "tcp dport 22 tcp option mss exists th dport 22 accept",

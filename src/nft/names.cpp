@@ -307,6 +307,26 @@ std::optional<meta_key> parse_meta_key(std::string_view word) noexcept {
 std::optional<ct_key> parse_ct_key(std::string_view word) noexcept { return vocab::lookup(vocab::ct_keys, word); }
 
 namespace vocab {
+std::optional<std::string_view> limit_refusal(const limit_stmt& l) noexcept {
+  if (l.rate == 0) return "a limit rate of 0 is refused by the kernel (nft_limit_init: EINVAL)";
+  static constexpr std::uint64_t seconds[] = {1, 60, 3600, 86400, 604800};
+  const std::uint64_t unit = seconds[static_cast<std::size_t>(l.unit)];
+  constexpr std::uint64_t max = UINT64_MAX;
+  constexpr std::uint64_t nsec = 1000000000;
+  constexpr std::string_view overflow =
+      "the kernel refuses this limit: its token bucket overflows 64 bits of nanoseconds (nft_limit_init: EOVERFLOW)";
+  const std::uint64_t nsecs = unit * nsec;  // at most a week: no overflow
+  const std::uint64_t burst = !l.bytes && l.burst == 0 ? 5 : l.burst;
+  if (l.rate + burst < l.rate) return overflow;
+  if (!l.bytes) {
+    const std::uint64_t per = nsecs / l.rate;
+    if (burst != 0 && per > max / burst) return overflow;
+  } else if (nsecs > max / (l.rate + burst)) {
+    return overflow;
+  }
+  return std::nullopt;
+}
+
 bool priority_name_fits(priority_name n, family f, hook h, bool old) noexcept {
   if (n == priority_name::numeric) return true;
   if (f == family::bridge) {

@@ -2039,6 +2039,7 @@ struct action<g::limit_stmt> {
               "packet limit burst must be > 0");
     st.sx.limit.over = st.sx.limit_mode_over;
     default_burst(st.sx.limit);
+    if (const auto why = vocab::limit_refusal(st.sx.limit)) st.fail(in, error_code::number_out_of_range, std::string(*why));
     push_stmt(in, st, st.sx.limit);
   }
 };
@@ -3459,11 +3460,13 @@ struct action<g::quota_config> {
 };
 template <>
 struct action<g::limit_config> {
-  static void apply0(state& st) {
+  template <class In>
+  static void apply(const In& in, state& st) {
     // the kernel (nft_limit_init) gives a packet limit of burst 0 its default burst of 5
     if (!st.sx.limit.bytes && st.sx.limit.burst == 0) st.sx.limit.has_burst = false;
     st.sx.limit.over = st.sx.limit_mode_over;
     default_burst(st.sx.limit);
+    if (const auto why = vocab::limit_refusal(st.sx.limit)) st.fail(in, error_code::number_out_of_range, std::string(*why));
     st.cur_object.body = st.sx.limit;
   }
 };

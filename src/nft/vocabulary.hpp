@@ -22,6 +22,11 @@ namespace nflens::nft::vocab {
 /// context".
 [[nodiscard]] bool priority_name_fits(priority_name n, family f, hook h, bool old = false) noexcept;
 
+/// Why the kernel refuses limit `l` (net/netfilter/nft_limit.c nft_limit_init), or nothing when it takes
+/// it: a rate of 0 (EINVAL), or a token bucket that overflows 64 bits of nanoseconds (EOVERFLOW: the
+/// unit's nanoseconds times the burst over the rate for packets, times rate + burst for bytes).
+[[nodiscard]] std::optional<std::string_view> limit_refusal(const limit_stmt& l) noexcept;
+
 template <class E>
 struct word {
   std::string_view text;

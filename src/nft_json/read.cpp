@@ -7,6 +7,7 @@
 #include <nflens/nft_json.hpp>
 
 #include "nft/spelling.hpp"
+#include "nft/vocabulary.hpp"
 #include "nft_json/dom.hpp"
 #include "nft_json/types.hpp"
 
@@ -959,6 +960,7 @@ limit_stmt reader::limit_of(const jnode& v, bool object_form) {
     l.has_burst = l.burst != 0 && (l.bytes || !((object_form || old_) && l.burst == 5));
   }
   if (!l.has_burst) l.burst = l.bytes ? 0 : 5;  // nft's default, as the text parser gives it
+  if (const auto why = vocab::limit_refusal(l)) fail(v, error_code::number_out_of_range, std::string(*why));
   return l;
 }
 
