@@ -255,3 +255,39 @@ TEST_CASE("nflens compare: session affinity per endpoint and the masquerade mark
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("nflens graph and compare read nft's JSON as they read its text") {
+  // found by a new user: "the graph of nft JSON input is not built yet"
+  char tmpl[] = "/tmp/nflens-cli-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  const auto json_path = (dir / "cluster.json").string();
+  auto r = run_command(nflens_cmd() + " convert --to nft-json " + example("cluster.nft") + " > " + json_path);
+  REQUIRE(r.status == 0);
+  r = run_command(nflens_cmd() + " compare " + example("cluster.iptables") + " " + json_path);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("B: " + json_path + " (nftables)") != std::string::npos);
+  CHECK(r.output.find("EQUIVALENT: 4 services") != std::string::npos);
+  const auto text_graph = run_command(nflens_cmd() + " graph --json " + example("cluster.nft"));
+  const auto json_graph = run_command(nflens_cmd() + " graph --json " + json_path);
+  REQUIRE(text_graph.status == 0);
+  REQUIRE(json_graph.status == 0);
+  auto a = nlohmann::json::parse(text_graph.output), b = nlohmann::json::parse(json_graph.output);
+  REQUIRE(a["services"].size() == 4);
+  REQUIRE(b["services"].size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& x = a["services"][i];
+    const auto& y = b["services"][i];
+    CHECK(x["service"] == y["service"]);
+    REQUIRE(x["endpoints"].size() == y["endpoints"].size());
+    for (std::size_t k = 0; k < x["endpoints"].size(); ++k) {
+      CHECK(x["endpoints"][k]["ip"] == y["endpoints"][k]["ip"]);
+      CHECK(x["endpoints"][k]["probability"] == y["endpoints"][k]["probability"]);
+    }
+  }
+  // an update must have the format of its dump
+  r = run_command(nflens_cmd() + " graph " + json_path + " " + example("cluster.nft") + " 2>&1");
+  CHECK(r.status != 0);
+  CHECK(r.output.find("an update must have the format of the dump it is applied to") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}

@@ -5,6 +5,7 @@
 
 #include <nflens/iptables.hpp>
 #include <nflens/nft.hpp>
+#include <nflens/nft_json.hpp>
 
 #include <fmt/format.h>
 
@@ -76,8 +77,13 @@ std::optional<dispatch_graph> load_iptables(input in, const std::vector<std::str
   return finish(build_graph(state));
 }
 
-std::optional<dispatch_graph> load_nft(input in, const std::vector<std::string>& paths, const std::string& format) {
-  const auto parse = [](std::string name, std::string text) { return nft::parse(std::move(name), std::move(text)); };
+/// nft text or nft's JSON (`nft -j list`, `nft -j -f` input): both read into the same script form.
+std::optional<dispatch_graph> load_nft(input in, const std::vector<std::string>& paths, const std::string& format,
+                                       input_format want) {
+  const auto parse = [want](std::string name, std::string text) {
+    return want == input_format::nft_json ? nft::parse_json(std::move(name), std::move(text))
+                                          : nft::parse(std::move(name), std::move(text));
+  };
   auto first = parse_input(std::move(in), parse);
   if (!first) return std::nullopt;
   // The listing or script as `nft -f` into an empty ruleset, then each update as one more `nft -f`.
@@ -87,7 +93,7 @@ std::optional<dispatch_graph> load_nft(input in, const std::vector<std::string>&
   std::vector<nft::script> inputs;  // kept alive: the ruleset refers to their nodes
   inputs.push_back(std::move(first->value));
   for (std::size_t i = 1; i < paths.size(); ++i) {
-    auto next = read_update(paths[i], format, input_format::nft, parse);
+    auto next = read_update(paths[i], format, want, parse);
     if (!next) return std::nullopt;
     const auto ds = nft::apply(state.value, next->value);
     print_diagnostics(ds);
@@ -110,12 +116,9 @@ std::optional<dispatch_graph> load_graph(const std::vector<std::string>& paths, 
     case input_format::iptables:
       return load_iptables(std::move(*in), paths, format);
     case input_format::nft:
-      return load_nft(std::move(*in), paths, format);
     case input_format::nft_json:
-      break;
+      return load_nft(std::move(*in), paths, format, *f);
   }
-  fmt::print(stderr, "nflens: {}: the graph of nft JSON input is not built yet; convert it to nft text first\n",
-             paths[0]);
   return std::nullopt;
 }
 
