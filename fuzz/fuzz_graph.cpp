@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The graph/compare pipeline on whatever parses (graph.hpp, compare.hpp): text of either format is
 // detected and parsed (iptables also applied as iptables-restore would; nft as a listing or add-only
-// script), and its dispatch graph built; a graph cut short must say so with an error. The graph's
+// script; nft's JSON likewise), and its dispatch graph built; a graph cut short must say so with an error. The graph's
 // shares, origins and outputs are checked, and a graph compares equivalent to itself.
 
 #include "fuzz_graph.hpp"
@@ -9,6 +9,7 @@
 #include <nflens/format.hpp>
 #include <nflens/iptables.hpp>
 #include <nflens/nft.hpp>
+#include <nflens/nft_json.hpp>
 
 #include <string>
 
@@ -34,6 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_built(iptables::load("<fuzz>", text));
   } else if (*format == input_format::nft) {
     check_built(nft::parse("<fuzz>", text));
+  } else if (*format == input_format::nft_json) {
+    check_built(nft::parse_json("<fuzz>", text));
   }
   return 0;
 }
