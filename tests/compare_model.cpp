@@ -95,6 +95,17 @@ TEST_CASE("shares within the tolerance are equal, beyond it they differ") {
   CHECK(c.differences[0].service == "shop/web:http");
   REQUIRE(c.differences[0].details.size() == 2);
   CHECK(c.differences[0].details[0] == "endpoint 10.244.1.5:8080: share 0.333333333 in A, 0.5 in B");
+  // with no tolerance, a difference below the 9 digits is written with the digits that show it (found by
+  // a new user: "share 0.25 in A, 0.25 in B")
+  auto e = cluster("nftables");
+  e.services[1].endpoints[0].probability += 1e-12;
+  const auto z = compare(a, e, {.tolerance = 0});
+  REQUIRE(z.differences.size() == 1);
+  REQUIRE(!z.differences[0].details.empty());
+  CHECK(z.differences[0].details[0] ==
+        fmt::format("endpoint 10.244.1.5:8080: share {} in A, {} in B", a.services[1].endpoints[0].probability,
+                    e.services[1].endpoints[0].probability));
+  CHECK(z.differences[0].details[0] != "endpoint 10.244.1.5:8080: share 0.333333333 in A, 0.333333333 in B");
 }
 
 TEST_CASE("missing, extra and changed parts of services are listed") {

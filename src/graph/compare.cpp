@@ -196,6 +196,17 @@ std::map<ekey, endpoint_share> endpoint_shares(const service& s) {
   return m;
 }
 
+/// Two shares that differ, as "X in A, Y in B": 9 significant digits, or as many as tell them apart
+/// (`--tolerance 0` reports differences far below 1e-9).
+std::string shares_text(double x, double y) {
+  auto a = fmt::format("{:.9g}", x), b = fmt::format("{:.9g}", y);
+  if (a == b) {
+    a = fmt::format("{}", x);
+    b = fmt::format("{}", y);
+  }
+  return fmt::format("{} in A, {} in B", a, b);
+}
+
 void compare_endpoints(const service& a, const service& b, const compare_options& opt, service_difference& d) {
   const auto ea = endpoint_shares(a), eb = endpoint_shares(b);
   for (const auto& [k, x] : ea) {
@@ -207,14 +218,14 @@ void compare_endpoints(const service& a, const service& b, const compare_options
     }
     const endpoint_share& y = it->second;
     if (!(std::abs(x.probability - y.probability) <= opt.tolerance))
-      d.details.push_back(fmt::format("endpoint {}: share {:.9g} in A, {:.9g} in B", name, x.probability, y.probability));
+      d.details.push_back(fmt::format("endpoint {}: share {}", name, shares_text(x.probability, y.probability)));
     if (x.local_probability.has_value() != y.local_probability.has_value())
       d.details.push_back(fmt::format("endpoint {}: {} in A, {} in B", name,
                                       x.local_probability ? "node-local" : "not node-local",
                                       y.local_probability ? "node-local" : "not node-local"));
     else if (x.local_probability && !(std::abs(*x.local_probability - *y.local_probability) <= opt.tolerance))
-      d.details.push_back(fmt::format("endpoint {}: local share {:.9g} in A, {:.9g} in B", name,
-                                      *x.local_probability, *y.local_probability));
+      d.details.push_back(
+          fmt::format("endpoint {}: local share {}", name, shares_text(*x.local_probability, *y.local_probability)));
     // per endpoint, when the service has affinity on both sides (else the service-level check says it)
     if (a.affinity_timeout_s && b.affinity_timeout_s && !a.is_unknown(unknown_fact::affinity) &&
         !b.is_unknown(unknown_fact::affinity)) {
