@@ -573,6 +573,49 @@ COMMIT
   CHECK(n.endpoints[1].probability == doctest::Approx(0.25));
 }
 
+TEST_CASE("iptables-nft's statistic matches, as nft lists them, give the shares xt_statistic gives") {
+  // found by a new user: `nft list ruleset` of a kube-proxy node in iptables mode (iptables-nft) shows
+  // `-m statistic` as `meta random & 2147483647 < T` and `numgen inc mod N P`, which were assumed to match
+  auto parsed = nft::parse("listed.nft", R"(table ip nat {
+	chain PREROUTING {
+		type nat hook prerouting priority dstnat; policy accept;
+		ip daddr 1.2.3.4 tcp dport 80 jump S
+		ip daddr 1.2.3.5 tcp dport 80 jump S2
+		ip daddr 1.2.3.6 tcp dport 80 jump S3
+	}
+
+	chain S {
+		meta l4proto tcp meta random & 2147483647 < 536870912 dnat to 10.0.0.1:80
+		meta l4proto tcp dnat to 10.0.0.2:80
+	}
+
+	chain S2 {
+		meta l4proto tcp meta random & 2147483647 >= 536870912 dnat to 10.0.0.3:80
+		meta l4proto tcp dnat to 10.0.0.4:80
+	}
+
+	chain S3 {
+		meta l4proto tcp numgen inc mod 3 0 dnat to 10.0.0.5:80
+		meta l4proto tcp dnat to 10.0.0.6:80
+	}
+}
+)");
+  REQUIRE_MESSAGE(parsed.ok(), render(parsed.diagnostics));
+  auto rs = nft::to_ruleset(parsed.value);
+  REQUIRE(rs.ok());
+  const auto g = build_graph(rs.value);
+  CHECK_MESSAGE(g.diagnostics.empty(), render(g.diagnostics));
+  REQUIRE(g.value.services.size() == 3);
+  const auto share = [&](std::size_t s, std::size_t e) { return g.value.services[s].endpoints.at(e).probability; };
+  CHECK(to_string(g.value.services[0].endpoints.at(0).address) == "10.0.0.1");
+  CHECK(share(0, 0) == 0.25);  // 2^29 of 2^31
+  CHECK(share(0, 1) == 0.75);
+  CHECK(share(1, 0) == 0.75);
+  CHECK(share(1, 1) == 0.25);
+  CHECK(share(2, 0) == doctest::Approx(1.0 / 3));
+  CHECK(share(2, 1) == doctest::Approx(2.0 / 3));
+}
+
 TEST_CASE("an entry chain that a rule jumps to but the hooks never reach is not a fallback entry") {
   // found by a new user: `-A KUBE-SERVICES -j ACCEPT` first made KUBE-NODEPORTS unreachable, yet the
   // fallback for restore input (no hook jumps) started it and showed an unnamed half of its ladder

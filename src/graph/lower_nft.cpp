@@ -379,8 +379,50 @@ class lowering {
     conds_.push_back(c);
   }
 
+  /// iptables-nft's `-m statistic` as nft lists it: `meta random & 2147483647 < T` (`--probability`,
+  /// threshold T of 2^31, as xt_statistic compares), `>= T` (`! --probability`), and `numgen inc mod N P`
+  /// (`--mode nth --every N --packet P`).
+  bool lower_statistic(const match_stmt& m) {
+    const expr& l = *m.left;
+    const auto* v = m.right->get<integer_expr>();
+    if (v == nullptr) return false;
+    if (const auto* ng = l.get<numgen_expr>()) {
+      if (ng->type != numgen_type::inc || ng->offset != 0 || ng->modulus == 0 || v->value >= ng->modulus) return false;
+      if (m.op != relational_op::implicit && m.op != relational_op::eq && m.op != relational_op::neq) return false;
+      d::condition c;
+      c.kind = d::cond_kind::nth;
+      c.a = ng->modulus;
+      c.b = static_cast<std::uint32_t>(v->value);
+      c.negated = m.op == relational_op::neq;
+      conds_.push_back(c);
+      return true;
+    }
+    const auto* b = l.get<binop_expr>();
+    if (b == nullptr || b->op != binop::and_ || b->left == nullptr || b->right == nullptr) return false;
+    const auto* me = b->left->get<meta_expr>();
+    const auto* mask = b->right->get<integer_expr>();
+    if (me == nullptr || me->key != meta_key::random || mask == nullptr || mask->value != 0x7fffffff) return false;
+    constexpr std::uint64_t full = std::uint64_t{1} << 31;
+    std::uint64_t below = 0;  // the random values that match: [0, below) or, for >=, [below, 2^31)
+    bool at_or_above = false;
+    switch (m.op) {
+      case relational_op::lt: below = v->value; break;
+      case relational_op::lte: below = v->value + 1; break;
+      case relational_op::gte: below = v->value; at_or_above = true; break;
+      case relational_op::gt: below = v->value + 1; at_or_above = true; break;
+      default: return false;
+    }
+    below = std::min(below, full);
+    d::condition c;
+    c.kind = d::cond_kind::random;
+    c.threshold = static_cast<std::uint32_t>(at_or_above ? full - below : below);
+    conds_.push_back(c);
+    return true;
+  }
+
   bool lower_match(const match_stmt& m) {
     if (m.left == nullptr || m.right == nullptr) return false;
+    if (lower_statistic(m)) return true;
     const bool neg = m.op == relational_op::neq || m.op == relational_op::neg;
     if (m.op != relational_op::implicit && m.op != relational_op::eq && !neg) return false;
     const expr& l = *m.left;
