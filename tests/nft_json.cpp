@@ -620,3 +620,16 @@ TEST_CASE("a packet limit of burst 0 is the kernel's default burst of 5, as an o
   }
   CHECK(nft::parse_json("<json>", one_rule_doc("ip", R"([{"limit": {"rate": 1, "per": "second"}}])")).ok());
 }
+
+TEST_CASE("a reject code without a type is a bare reject, as nft reads it") {
+  // fuzz finding (nft_json): `{"reject": {"expr": "port-unreachable"}}` read as a code of no type, written
+  // with its type, read back different. nft 1.0.6 loads `{"expr": "host-unreachable"}` as a bare reject.
+  const auto doc = [](const std::string& reject) { return one_rule_doc("ip", "[{\"reject\": " + reject + "}]"); };
+  const auto bare = from_json(doc("null"));
+  for (const std::string r : {R"({"expr": "port-unreachable"})", R"({"expr": "host-unreachable"})"}) {
+    CAPTURE(r);
+    const auto d = nft::compare(from_json(doc(r)), bare);
+    CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
+  }
+  CHECK(nft::compare(from_json(doc(R"({"type": "icmp", "expr": "host-unreachable"})")), bare).has_value());
+}

@@ -1266,7 +1266,8 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
         r.type = reject_type::tcp_reset;
       else if (!t.empty())
         fail(*opt(v, "type"), error_code::invalid_value, fmt::format("unknown reject type '{}'", t));
-      if (const jnode* e = opt(v, "expr")) r.code = expr_of(*e, hint{{}, 0});
+      // nft reads the code only with a type (json_parse_reject_stmt): `{"expr": ...}` alone is a bare reject
+      if (const jnode* e = opt(v, "expr"); e != nullptr && !t.empty()) r.code = expr_of(*e, hint{{}, 0});
     }
     // What nft lists as a bare `reject`: port unreachable of the rule's network protocol (see the writer)
     if (r.code != nullptr && r.code->is<symbol_expr>() && r.code->get<symbol_expr>()->name == "port-unreachable") {
