@@ -394,6 +394,23 @@ TEST_SUITE("unit") {
     REQUIRE(rs.tables.at(0).sets.size() == 1);
     CHECK(rs.tables[0].sets[0].elements.size() == 1);
   }
+
+  TEST_CASE("nft apply: element statements need the set to declare statements or be dynamic") {
+    // found by a new user; nft: "missing statement in set declaration"
+    nft::ruleset rs;
+    CHECK(run(rs, "add table ip t\n").empty());
+    CHECK(run(rs, "add set ip t s { type ipv4_addr; elements = { 1.2.3.4 counter } }\n", "s.nft")
+              .find("s.nft:1:55: error[invalid-value]: an element of set s has statements the set does not declare") !=
+          std::string::npos);
+    CHECK(rs.tables.at(0).sets.empty());
+    CHECK(run(rs, "add set ip t s { type ipv4_addr; }\nadd element ip t s { 1.2.3.4 counter }\n", "e.nft")
+              .find("e.nft:2:30: error[invalid-value]") != std::string::npos);
+    CHECK(run(rs, "add set ip t c { type ipv4_addr; counter; elements = { 1.2.3.4 counter } }\n"
+                  "add set ip t d { type ipv4_addr; flags dynamic; elements = { 1.2.3.4 counter } }\n")
+              .empty());
+    REQUIRE(rs.tables.at(0).sets.size() == 2);
+    CHECK(rs.tables[0].sets[0].elements.size() == 1);
+  }
 }
 
 TEST_SUITE("unit") {

@@ -319,6 +319,10 @@ TEST_SUITE("kernel") {
              chain("ip", "ip protocol udp tcp dport 22 accept"),
              chain("ip", "tcp dport 22 icmp type echo-request accept"),
              chain("ip", "dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),  // "transport protocol mapping"
+             // element statements the set does not declare: "missing statement in set declaration"
+             std::string("table ip t {\n\tset s { type ipv4_addr; elements = { 1.2.3.4 counter } }\n}\n"),
+             std::string("add table ip t\nadd map ip t m { type ipv4_addr : verdict; }\nadd element ip t m { 1.1.1.1 "
+                         "counter : accept }\n"),
              chain("ip", "limit rate 0/second"),  // the kernel: EINVAL
              chain("ip", "limit rate 3 kbytes/day burst 210432 bytes"),  // the kernel: EOVERFLOW
              chain("ip", "limit rate 1/week burst 30501 packets"),
@@ -343,6 +347,8 @@ TEST_SUITE("kernel") {
              chain("ip", "type nat hook output priority -199;"),
              chain("ip6", "type route hook output priority mangle;"),
              chain("ip", "limit rate 10 kbytes/second burst 0 bytes"),
+             std::string("table ip t {\n\tset s { type ipv4_addr; counter; elements = { 1.2.3.4 counter } }\n\tset d "
+                         "{ type ipv4_addr; flags dynamic; elements = { 1.2.3.4 counter } }\n}\n"),
              chain("ip", "limit rate 3 kbytes/day burst 210431 bytes"),
              chain("ip", "limit rate 1/week burst 30500 packets"),
              chain("ip", "limit rate 4294967296/second burst 4294967295 packets"),

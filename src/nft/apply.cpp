@@ -815,6 +815,7 @@ class applier {
            decl.file, decl.where);
       return;
     }
+    if (!check_element_statements(decl, decl.elements, decl.file)) return;
     ruleset_set s;
     static_cast<set_info&>(s) = decl;
     if (s.has_timeout && s.timeout_ms != 0) s.flags |= static_cast<std::uint8_t>(set_flag::timeout);
@@ -827,6 +828,23 @@ class applier {
     t.sets.push_back(std::move(s));
     ix.sets.emplace(t.sets.back().name, at);
     check_element_targets(ti, decl.elements, decl.file);
+  }
+
+  /// An element's own statements need the set to declare statements or be dynamic (evaluate.c
+  /// setelem_evaluate: "missing statement in set declaration").
+  bool check_element_statements(const set_info& set, std::span<const element> els, const source* file) {
+    if (!set.stmts.empty() || (set.flags & static_cast<std::uint8_t>(set_flag::dynamic)) != 0) return true;
+    for (const auto& el : els)
+      if (el.options != nullptr && !el.options->stmts.empty()) {
+        const std::string_view what = set.is_map ? "map" : "set";
+        fail(error_code::invalid_value,
+             fmt::format("an element of {} {} has statements the {} does not declare (nft: \"missing statement in "
+                         "{} declaration\")",
+                         what, set.name, what, what),
+             el.file != nullptr ? el.file : file, el.options->stmts.front().where);
+        return false;
+      }
+    return true;
   }
 
   void check_element_targets(std::size_t ti, std::span<const element> els, const source* file) {
@@ -864,6 +882,7 @@ class applier {
                     const source* file) {
     check_element_targets(ti, els, file);
     auto& set = rs_.tables[ti].sets[si];
+    if (!check_element_statements(set, els, file)) return;
     if (set.elements.empty() && !exclusive && !index_[ti].element_keys.contains(si)) {
       set.elements.reserve(els.size());
       for (const auto& el : els) set.elements.push_back(kernel_element(el));

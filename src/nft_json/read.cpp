@@ -1579,6 +1579,12 @@ set reader::set_of_object(const jnode& v, bool is_map) {
     // an object map's data are object names, which nft lists quoted
     const hint data = s.data.object ? hint::of({"string", value_kind::string}) : hint_of_names(s.data.names);
     s.elements = keep_all(elements_of(*el, key, data));
+    // nft 1.0.6's JSON leaves out the dynamic flag; a set whose elements carry statements it does not
+    // declare holds them only as a dynamic set (evaluate.c: "missing statement in set declaration")
+    if (old_ && s.stmts.empty() &&
+        std::any_of(s.elements.begin(), s.elements.end(),
+                    [](const element& e) { return e.options != nullptr && !e.options->stmts.empty(); }))
+      s.flags |= static_cast<std::uint8_t>(set_flag::dynamic);
   }
   set_keys_[{fam_, s.name}] = s.key.typeof_expr != nullptr ? hint_of(*s.key.typeof_expr) : hint_of_names(s.key.names);
   return s;
