@@ -328,6 +328,7 @@ TEST_SUITE("kernel") {
              chain("ip", "limit rate 1/week burst 30501 packets"),
              std::string("table ip t {\n\tlimit l {\n\t\trate 17179869184 kbytes/second\n\t}\n}\n"),
              chain("inet", "ct original saddr 1.2.3.4 accept"),  // "cannot determine ip protocol version"
+             chain("ip", "ct protocol tcp udp dport 1 accept"),  // "conflicting protocols specified"
              chain("inet", "meta protocol ip ct reply daddr { 1.2.3.4 } accept"),
              // the settings of ct objects end with a separator, even the last one
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol tcp; l3proto ip }\n}\n"),
@@ -356,6 +357,8 @@ TEST_SUITE("kernel") {
              chain("ip", "meta l4proto != tcp udp dport 53 tcp option mss exists accept"),
              chain("ip", "meta l4proto tcp dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }"),
              chain("inet", "ct original ip saddr 1.2.3.4 meta nfproto ipv6 ct reply daddr ::1 accept"),
+             chain("inet", "icmp type echo-request ct original saddr 1.2.3.4 ct l3proto ipv4 ct reply daddr 1.2.3.4 accept"),
+             chain("ip", "ct protocol tcp dnat to 1.2.3.4:80"),
              chain("inet", "ip saddr != 1.2.3.4 ct reply daddr 1.2.3.4 accept"),
              chain("ip", "ct original saddr 1.2.3.4 accept"),
              // other objects' settings and comments may follow one another on a line (found by a new user)

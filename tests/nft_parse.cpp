@@ -368,6 +368,9 @@ TEST_SUITE("unit") {
         {"ct original saddr 1.2.3.4 accept", "inet", error_code::invalid_value, 3, "cannot determine ip protocol version"},
         {"meta protocol ip ct reply daddr { 1.2.3.4 } accept", "inet", error_code::invalid_value, 20, "`ip daddr` or `ip6 daddr`"},
         {"ct saddr 10.0.0.0/8 accept", "bridge", error_code::invalid_value, 3, "cannot determine ip protocol version"},
+        {"tcp dport 22 ct original saddr 1.2.3.4 accept", "inet", error_code::invalid_value, 16, "cannot determine ip protocol version"},
+        {"ct protocol tcp udp dport 1 accept", "ip", error_code::invalid_value, 19, "conflicting protocols specified: tcp vs. udp"},
+        {"ct protocol tcp dnat ip to 1.2.3.4:80", "inet", error_code::invalid_value, 19, "transport protocol match"},
         {"ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : drop }", "ip", error_code::object_exists, 37,
          "key 1.2.3.4 is in this map already, with other data"},
     };
@@ -405,6 +408,9 @@ TEST_SUITE("unit") {
         "meta l4proto != tcp udp dport 53 accept",
         "tcp dport 22 tcp option mss exists th dport 22 accept",
         "meta l4proto tcp dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
+        // in an ip table ct protocol is a transport protocol match (found by a new user: refused)
+        "ct protocol tcp dnat to 1.2.3.4:80", "ct protocol tcp redirect to :80", "ct protocol tcp tproxy to :80",
+        "ct original protocol 6 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
     };
     for (const char* text : good) {
       one_rule r(text);
@@ -412,6 +418,12 @@ TEST_SUITE("unit") {
     }
     // in an inet table the family of a NAT address comes from the statement or an earlier match
     for (const char* text : {"ct original ip saddr 1.2.3.4 accept", "meta nfproto ipv6 ct original saddr ::1 accept",
+                             // matches that tell the network protocol too (found by a new user: refused)
+                             "icmp type echo-request ct original saddr 1.2.3.4 accept",
+                             "ct l3proto ipv4 ct original saddr 1.2.3.4 accept",
+                             "meta nfproto { ipv4 } ct original saddr 1.2.3.4 accept",
+                             "exthdr hbh exists ct original saddr ::1 accept",
+                             "ct protocol tcp udp dport 1 accept",  // ct protocol is no transport match in inet
                              "ip saddr != 1.2.3.4 ct reply daddr 1.2.3.4 accept",
                              "dnat ip to 10.0.0.1", "ip daddr 1.2.3.4 dnat to 10.0.0.1", "meta nfproto ipv4 dnat to 10.0.0.1",
                              "meta nfproto ipv6 dnat to [::1]", "ip daddr 1.1.1.1 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 }",

@@ -2548,6 +2548,9 @@ struct action<g::rule_comment> {
 //    an ip or ip6 header or `meta nfproto` was matched before: "cannot determine ip protocol version".
 struct rule_context {
   bool several_families = false;  // the table's family holds packets of ip and ip6 (inet, bridge, netdev)
+  // an earlier match may tell the network protocol (icmp, ether type, ct l3proto, ip options, ip6
+  // extension headers, ...): the ct address check then stays silent rather than refuse what nft takes
+  bool family_maybe_known = false;
   bool transport = false;
   std::uint8_t l4 = 0;  // the transport protocol the rule is for so far (IANA number), 0 when none
   const expr* l4_at = nullptr;
@@ -2623,7 +2626,8 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
     }
   } else if (const auto* ct = e.get<ct_expr>()) {
     if ((ct->key == ct_key::saddr || ct->key == ct_key::daddr) && ct->protocol == nfproto::none &&
-        c.several_families && c.ip_at == nullptr && c.ip6_at == nullptr && c.nfproto_value == nfproto::none) {
+        c.several_families && !c.family_maybe_known && c.ip_at == nullptr && c.ip6_at == nullptr &&
+        c.nfproto_value == nfproto::none) {
       const std::string_view which = ct->key == ct_key::saddr ? "saddr" : "daddr";
       throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
                          fmt::format("a ct address in a table of ip and ip6 packets needs `ip {0}` or `ip6 {0}` in it, "
@@ -2693,6 +2697,25 @@ bool maps_to_address_and_port(const expr* address) noexcept {
                      [](const element& el) { return el.data != nullptr && el.data->is<concat_expr>(); });
 }
 
+/// A selector that cannot tell nft ip from ip6: transport headers, meta keys other than nfproto (even
+/// `meta protocol ip`, checked against nft 1.0.6), ct keys other than l3proto and the addresses.
+bool neutral_for_family(const expr& e) noexcept {
+  if (const auto* p = e.get<payload_expr>()) {
+    switch (p->protocol) {
+      case header::tcp: case header::udp: case header::udplite: case header::sctp: case header::dccp:
+      case header::th:
+        return p->inner == tunnel::none;
+      default:
+        return false;
+    }
+  }
+  if (const auto* m = e.get<meta_expr>()) return m->key != meta_key::nfproto;  // `meta protocol ip` does not tell nft
+  if (const auto* ct = e.get<ct_expr>())
+    return ct->key != ct_key::l3proto && ct->key != ct_key::saddr && ct->key != ct_key::daddr;
+  if (const auto* b = e.get<binop_expr>()) return b->left != nullptr && neutral_for_family(*b->left);
+  return false;
+}
+
 bool is_terminal(const stmt& s) noexcept {
   if (const auto* v = s.get<verdict_stmt>()) return v->kind != verdict::continue_;
   return s.is<reject_stmt>() || s.is<nat_stmt>() || s.is<queue_stmt>();
@@ -2708,6 +2731,14 @@ void check_rule(const state& st, std::span<const stmt> stmts) {
                          "statement has no effect\")"};
     if (const auto* m = s.get<match_stmt>()) {
       scan_selectors(*m->left, m->op != relational_op::neq, c);
+      if (!neutral_for_family(*m->left)) c.family_maybe_known = true;
+      // in an ip or ip6 table nft takes `ct [original|reply] protocol P` as the transport protocol
+      if (const auto* ck = m->left->get<ct_expr>(); ck != nullptr && ck->key == ct_key::protocol &&
+                                                    (st.fam == family::ip || st.fam == family::ip6) &&
+                                                    m->op != relational_op::neq) {
+        c.transport = true;
+        if (c.l4 == 0) c.l4 = protocol_value(*m->right);
+      }
       if (m->op != relational_op::neq && c.l4 == 0) {
         const auto* mk = m->left->get<meta_expr>();
         const auto* pk = m->left->get<payload_expr>();
