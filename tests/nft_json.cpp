@@ -632,4 +632,13 @@ TEST_CASE("a reject code without a type is a bare reject, as nft reads it") {
     CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
   }
   CHECK(nft::compare(from_json(doc(R"({"type": "icmp", "expr": "host-unreachable"})")), bare).has_value());
+  // a type without a code has code 0, as nft 1.0.6 loads and lists it (fuzz finding, nft_json)
+  const auto zero = nft::compare(from_json(doc(R"({"type": "icmp"})")),
+                                 from_json(doc(R"({"type": "icmp", "expr": "net-unreachable"})")));
+  CHECK_MESSAGE(!zero.has_value(), (zero ? zero->what : std::string()));
+  nft::json_write_options o;
+  o.metainfo = false;
+  const auto typed = from_json(doc(R"({"type": "icmp"})"));
+  const auto back = nft::compare(from_json(nft::write_json(typed, o).value), typed);
+  CHECK_MESSAGE(!back.has_value(), (back ? back->what : std::string()));
 }

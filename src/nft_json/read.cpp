@@ -1268,6 +1268,11 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
         fail(*opt(v, "type"), error_code::invalid_value, fmt::format("unknown reject type '{}'", t));
       // nft reads the code only with a type (json_parse_reject_stmt): `{"expr": ...}` alone is a bare reject
       if (const jnode* e = opt(v, "expr"); e != nullptr && !t.empty()) r.code = expr_of(*e, hint{{}, 0});
+      // and a type without a code has code 0: `reject with icmp net-unreachable`, `... icmpv6 no-route`
+      // (nft 1.0.6 lists them so)
+      if (r.code == nullptr && (r.type == reject_type::icmp || r.type == reject_type::icmpv6 ||
+                                r.type == reject_type::icmpx))
+        r.code = keep(v, symbol_expr{r.type == reject_type::icmp ? "net-unreachable" : "no-route"});
     }
     // What nft lists as a bare `reject`: port unreachable of the rule's network protocol (see the writer)
     if (r.code != nullptr && r.code->is<symbol_expr>() && r.code->get<symbol_expr>()->name == "port-unreachable") {
