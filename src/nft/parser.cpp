@@ -2577,10 +2577,13 @@ std::uint8_t transport_number(header h) noexcept {
     default: return 0;
   }
 }
+/// The headers `transport_number` knows.
+constexpr header transport_headers[] = {header::icmp, header::igmp, header::tcp,    header::udp,
+                                        header::dccp, header::esp,  header::ah,     header::icmpv6,
+                                        header::comp, header::sctp, header::udplite};
 /// nft's name of a protocol number in "conflicting protocols specified" (its proto-ctx descriptions).
 std::string transport_name(std::uint8_t n) {
-  for (const header h : {header::icmp, header::igmp, header::tcp, header::udp, header::dccp, header::esp, header::ah,
-                         header::icmpv6, header::comp, header::sctp, header::udplite})
+  for (const header h : transport_headers)
     if (transport_number(h) == n) return std::string(name(h));
   return std::to_string(n);
 }
@@ -2590,8 +2593,8 @@ std::uint8_t protocol_value(const expr& e) {
   if (const auto* i = e.get<integer_expr>()) return i->value <= 255 ? static_cast<std::uint8_t>(i->value) : 0;
   const auto* sy = e.get<symbol_expr>();
   if (sy == nullptr) return 0;
-  if (sy->name == "igmp") return 2;
-  if (sy->name == "comp") return 108;
+  for (const header h : transport_headers)  // also igmp and comp, which l4_protocol has no name for
+    if (name(h) == sy->name) return transport_number(h);
   if (const auto p = parse_protocol(sy->name))
     if (const auto n = protocol_number(*p)) return *n;
   return 0;
