@@ -642,3 +642,38 @@ TEST_CASE("a reject code without a type is a bare reject, as nft reads it") {
   const auto back = nft::compare(from_json(nft::write_json(typed, o).value), typed);
   CHECK_MESSAGE(!back.has_value(), (back ? back->what : std::string()));
 }
+
+TEST_CASE("a JSON rule is refused where nft's evaluation refuses it, as in text") {
+  const auto refused = [](const std::string& family, const std::string& expr) {
+    auto r = nft::parse_json("r.json", one_rule_doc(family, expr));
+    REQUIRE_FALSE(r.ok());
+    REQUIRE(r.diagnostics.size() == 1);
+    const auto& d = r.diagnostics[0];
+    return std::pair{std::string(d.message), std::string(d.file->text(d.where))};
+  };
+  const std::string tcp = R"({"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}}, "right": 22}})";
+  const std::string udp = R"({"match": {"op": "==", "left": {"payload": {"protocol": "udp", "field": "dport"}}, "right": 53}})";
+  SUBCASE("two transport headers: located at the second") {
+    const auto [message, at] = refused("ip", "[" + tcp + ", " + udp + "]");
+    CHECK(message.find("conflicting protocols specified: tcp vs. udp") != std::string::npos);
+    CHECK(at == R"({"payload": {"protocol": "udp", "field": "dport"}})");
+  }
+  SUBCASE("a statement after a terminal statement") {
+    const auto [message, at] = refused("ip", R"([{"accept": null}, {"counter": null}])");
+    CHECK(message.find("Statement after terminal statement has no effect") != std::string::npos);
+    CHECK(at == R"({"counter": null})");
+  }
+  SUBCASE("a NAT port without a transport match") {
+    const auto [message, at] = refused("ip", R"([{"dnat": {"addr": "10.0.0.1", "port": 80}}])");
+    CHECK(message.find("transport protocol mapping is only valid after transport protocol match") != std::string::npos);
+  }
+  SUBCASE("an ip6 header in an ip table") {
+    const auto [message, at] = refused(
+        "ip", R"([{"match": {"op": "==", "left": {"payload": {"protocol": "ip6", "field": "saddr"}}, "right": "::1"}}])");
+    CHECK(message.find("an ip6 header in a table of family ip") != std::string::npos);
+  }
+  SUBCASE("what nft takes stays taken") {
+    CHECK(nft::parse_json("ok.json", one_rule_doc("ip", "[" + tcp + R"(, {"dnat": {"addr": "10.0.0.1", "port": 80}}])")).ok());
+    CHECK(nft::parse_json("ok.json", one_rule_doc("inet", "[" + tcp + R"(, {"counter": null}, {"accept": null}])")).ok());
+  }
+}

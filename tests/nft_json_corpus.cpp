@@ -470,12 +470,15 @@ TEST_CASE("py: every ok rule's listing gives the JSON nft's tests expect") {
   //    time zone the expectations were made in);
   //  - inet/ct.t `meta nfproto ipv4 ct original saddr 1.2.3.4`: nft lists it `ct original ip saddr`,
   //    exactly as it lists the other key `ct original ip saddr` (NFT_CT_SRC_IP) whose JSON key is
-  //    "ip saddr"; the listing cannot tell the two apart.
+  //    "ip saddr"; the listing cannot tell the two apart. Its expected JSON (without the nfproto match,
+  //    which nft's listing drops as implied) is refused as input by nft 1.0.6 (`nft -j -f`: "cannot
+  //    determine ip protocol version"), and by nflens, whose JSON reader runs the rule checks of the
+  //    text parser.
   const std::set<std::string> known = {R"(meta hour "00:00"-"02:02" drop)", R"(meta hour "01:01"-"03:03" drop)",
                                        R"(meta hour "21:00"-"02:00" drop)",
                                        "meta nfproto ipv4 ct original saddr 1.2.3.4"};
   std::map<std::string, std::pair<std::size_t, std::size_t>> per_family;
-  std::size_t ok = 0, total = 0, identity = 0;
+  std::size_t ok = 0, total = 0, identity = 0, refused = 0;
   std::vector<std::string> failed, not_identity;
   for (const auto& t : files(upstream() / "py", ".t")) {
     for (const auto& r : py_rules(t)) {
@@ -517,8 +520,13 @@ TEST_CASE("py: every ok rule's listing gives the JSON nft's tests expect") {
         for (const auto& item : written["nftables"])
           if (item.contains("rule")) again = item["rule"]["expr"];
       }
+      const bool refused_as_nft_does =
+          r.rule == "meta nfproto ipv4 ct original saddr 1.2.3.4" && !back.ok() &&
+          nflens::render(back.diagnostics).find("cannot determine ip protocol version") != std::string::npos;
       if (same(again, r.want))
         ++identity;
+      else if (refused_as_nft_does)
+        ++refused;
       else if (!(known.contains(r.rule) && r.rule.starts_with("meta hour")))  // "in" on a range: see above
         not_identity.push_back(fmt::format("{}: {}\n      json {}\n      back {}\n      {}", t.filename().string(),
                                            r.rule, nlohmann::json(r.want).dump(), nlohmann::json(again).dump(),
@@ -532,5 +540,6 @@ TEST_CASE("py: every ok rule's listing gives the JSON nft's tests expect") {
   CHECK(failed.empty());
   CHECK(ok + known.size() == total);
   CHECK(not_identity.empty());
-  CHECK(identity + 3 == total);
+  CHECK(refused == 1);
+  CHECK(identity + 3 + refused == total);
 }

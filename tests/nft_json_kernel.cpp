@@ -213,3 +213,40 @@ TEST_CASE("a name JSON can carry but nft text cannot: nft loses it too, nflens r
   REQUIRE(nflens::error_count(w.diagnostics) == 1);
   CHECK(w.diagnostics[0].message.starts_with("table name \"my table\" cannot be written in nft text"));
 }
+
+TEST_CASE("nft -j -f refuses the JSON rules nflens refuses, and loads the ones it takes") {
+  const auto doc = [](const std::string& family, const std::string& expr) {
+    return fmt::format(
+        R"({{"nftables": [{{"table": {{"family": "{0}", "name": "t"}}}}, {{"chain": {{"family": "{0}", "table": "t", )"
+        R"("name": "c", "type": "nat", "hook": "prerouting", "prio": -100}}}}, {{"rule": {{"family": "{0}", )"
+        R"("table": "t", "chain": "c", "expr": {1}}}}}]}})",
+        family, expr);
+  };
+  const std::string tcp = R"({"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}}, "right": 22}})";
+  const std::string udp = R"({"match": {"op": "==", "left": {"payload": {"protocol": "udp", "field": "dport"}}, "right": 53}})";
+  const std::string ct_saddr = R"({"match": {"op": "==", "left": {"ct": {"dir": "original", "key": "saddr"}}, "right": "1.2.3.4"}})";
+  const std::string dnat = R"({"dnat": {"addr": "10.0.0.1", "port": 80}})";
+  struct rule_case {
+    std::string family, expr;
+    bool loads;
+  };
+  const std::vector<rule_case> cases = {
+      {"ip", "[" + tcp + ", " + udp + "]", false},
+      {"ip", R"([{"accept": null}, {"counter": null}])", false},
+      {"ip", "[" + dnat + "]", false},
+      {"ip", R"([{"match": {"op": "==", "left": {"payload": {"protocol": "ip6", "field": "saddr"}}, "right": "::1"}}])", false},
+      {"inet", "[" + ct_saddr + "]", false},
+      {"ip", "[" + tcp + ", " + dnat + "]", true},
+      {"ip", "[" + ct_saddr + "]", true},
+      {"inet", "[" + tcp + R"(, {"counter": null}, {"accept": null}])", true},
+  };
+  for (const auto& c : cases) {
+    const std::string text = doc(c.family, c.expr);
+    CAPTURE(text);
+    const auto ours = nft::parse_json("case.json", text);
+    netns ns;
+    const int status = ns.exec("nft -j -f - 2>/dev/null", &text).status;
+    CHECK((status == 0) == c.loads);
+    CHECK(ours.ok() == c.loads);
+  }
+}

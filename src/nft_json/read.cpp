@@ -6,6 +6,7 @@
 // become durations for time types. Every node's span is the JSON value it came from.
 #include <nflens/nft_json.hpp>
 
+#include "nft/rule_check.hpp"
 #include "nft/spelling.hpp"
 #include "nft/vocabulary.hpp"
 #include "nft_json/dom.hpp"
@@ -1494,6 +1495,11 @@ rule reader::rule_of(const jnode& v) {
   r.comment = opt_string(v, "comment");
   const auto stmts = stmt_array(need(v, "expr", "rule"), "the rule's statements (\"expr\")");
   r.stmts = keep_all(stmts);
+  // nft evaluates JSON input as it does text: the same rules are refused
+  if (auto refused = check_rule(fam_, r.stmts)) {
+    sink_.error(refused->code, refused->where, std::move(refused->message));
+    throw schema_error{};
+  }
   return r;
 }
 

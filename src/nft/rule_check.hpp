@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// nft's evaluation checks on one rule as a whole (private to the library).
+#pragma once
+
+#include <nflens/diagnostic.hpp>
+#include <nflens/nft.hpp>
+
+#include <optional>
+#include <span>
+#include <string>
+
+namespace nflens::nft {
+
+/// Why nft refuses a rule: where (a span of the rule's source), the error code and the message.
+struct rule_problem {
+  span where{};
+  error_code code = error_code::invalid_value;
+  std::string message;
+};
+
+/// What nft's evaluation (evaluate.c, checked against nft 1.0.6) refuses in a rule of a table of
+/// `table_family` as a whole, whether the rule came as text (`nft -f`) or JSON (`nft -j -f`):
+///  - a statement after a terminal one (a verdict other than continue, reject, nat, queue): "Statement
+///    after terminal statement has no effect";
+///  - a NAT or tproxy port without a transport protocol match earlier in the rule (a transport header
+///    field, `meta l4proto`, `ip protocol` / `ip6 nexthdr` equal to something, in ip and ip6 tables `ct
+///    protocol`): "transport protocol mapping is only valid after transport protocol match";
+///  - a NAT or tproxy address of the other family, or in an inet table without `ip` / `ip6` or a match
+///    that tells the family;
+///  - an ip6 header in an ip table, an ip header in an ip6 table, both in one rule: "conflicting
+///    protocols specified"; `meta nfproto` outside an inet table;
+///  - a transport header (tcp, udp, icmp, esp, ...) after another one, or after `meta l4proto`, `ip
+///    protocol` or `ip6 nexthdr` equal to another protocol: "conflicting protocols specified: tcp vs.
+///    udp". A later explicit match does not conflict (`tcp dport 22 meta l4proto udp` loads), nor do
+///    tcp options, sctp chunks, `th` or a tunnelled packet's headers. (nft 1.0.6 also takes the first
+///    element of `meta l4proto { tcp, udp }` as the protocol; nflens does not follow that.)
+///  - `ct [original|reply] saddr|daddr` without `ip` / `ip6` in an inet, bridge or netdev table, unless
+///    an earlier match may tell the network protocol: "cannot determine ip protocol version";
+///  - a queue number above 65535.
+/// The first problem found, or nothing when nft would take the rule.
+[[nodiscard]] std::optional<rule_problem> check_rule(family table_family, std::span<const stmt> stmts);
+
+}  // namespace nflens::nft
