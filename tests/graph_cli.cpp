@@ -65,6 +65,31 @@ TEST_CASE("nflens compare: exit 0 when equivalent, 1 when not, 2 for usage and i
   CHECK(j["equivalent"] == false);
   REQUIRE(j["differences"].size() == 1);
   CHECK(j["differences"][0]["service"] == "shop/cache:redis");
+  // The no-endpoints service answered with a TCP reset instead of ICMP port-unreachable (nft `reject`):
+  // not equivalent; icmp-admin-prohibited against nft's icmpx admin-prohibited: the same ICMP code 13.
+  const auto with_reject = [&](const std::string& name, const std::string& iptables_type, const std::string& nft_with) {
+    auto ipt = slurp(example("cluster.iptables"));
+    const std::string from = "--reject-with icmp-port-unreachable";
+    REQUIRE(ipt.find(from) != std::string::npos);
+    ipt.replace(ipt.find(from), from.size(), "--reject-with " + iptables_type);
+    std::ofstream(dir / (name + ".rules")) << ipt;
+    auto nf = slurp(example("cluster.nft"));
+    const std::string bare = "\t\treject\n";
+    REQUIRE(nf.find(bare) != std::string::npos);
+    nf.replace(nf.find(bare), bare.size(), "\t\treject" + nft_with + "\n");
+    std::ofstream(dir / (name + ".nft")) << nf;
+    return run_command(nflens_cmd() + " compare " + (dir / (name + ".rules")).string() + " " +
+                       (dir / (name + ".nft")).string());
+  };
+  r = with_reject("reset", "tcp-reset", "");
+  CHECK(r.status == 1);
+  CHECK(r.output.find("frontend cluster-ip tcp 10.96.50.5:80: rejected with tcp reset in A, with icmp "
+                      "port-unreachable in B") != std::string::npos);
+  r = with_reject("admin", "icmp-admin-prohibited", " with icmpx admin-prohibited");
+  CHECK(r.status == 0);
+  r = with_reject("host", "icmp-host-unreachable", " with icmpx admin-prohibited");
+  CHECK(r.status == 1);
+  CHECK(r.output.find("rejected with icmp host-unreachable in A, with icmp admin-prohibited in B") != std::string::npos);
   std::ofstream(dir / "broken.rules") << "*nat\n-A FOO -j\nCOMMIT\n";
   r = run_command(nflens_cmd() + " compare " + example("cluster.iptables") + " " + (dir / "broken.rules").string() +
                   " 2>/dev/null");

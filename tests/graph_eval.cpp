@@ -407,6 +407,9 @@ TEST_CASE("graph outputs: ground-truth JSON, DOT that Graphviz renders, text, qu
   CHECK(s4["max_deviation_from_uniform"] == 0.0);
   const auto& s6 = j["services"][4];
   CHECK(s6["no_endpoints"] == "reject");
+  CHECK(s6["frontends"][0]["outcome"] == "reject");
+  CHECK(s6["frontends"][0]["reject_with"] == "icmp port-unreachable");
+  CHECK_FALSE(j["services"][0]["frontends"][0].contains("reject_with"));  // a dispatch
   CHECK(s6["unknown"] == nlohmann::json::array({"affinity_timeout_s", "external_traffic_local"}));
   // Origins point at the generated source: the ClusterIP rule of svc1 is line 2 of "test.rules".
   const auto& o = j["services"][0]["frontends"][0]["origins"][0];
@@ -541,6 +544,17 @@ result<dispatch_graph> graph_of_rules(std::string text) {
   auto r = iptables::parse("test.rules", std::move(text));
   REQUIRE_MESSAGE(r.ok(), render(r.diagnostics));
   return build_graph(r.value);
+}
+
+/// The graph of nft listing text.
+dispatch_graph graph_of_nft(const std::string& text) {
+  auto parsed = nft::parse("test.nft", text);
+  REQUIRE_MESSAGE(parsed.ok(), render(parsed.diagnostics));
+  auto rs = nft::to_ruleset(parsed.value);
+  REQUIRE_MESSAGE(rs.ok(), render(rs.diagnostics));
+  auto g = build_graph(rs.value);
+  REQUIRE_MESSAGE(g.ok(), render(g.diagnostics));
+  return std::move(g.value);
 }
 
 }  // namespace
@@ -870,15 +884,7 @@ COMMIT
     said = said || (d.code == error_code::unsupported_dispatch && d.message.find("not tracked") != std::string::npos);
   CHECK(said);
 
-  const auto nft_graph = [](const std::string& text) {
-    auto parsed = nft::parse("test.nft", text);
-    REQUIRE_MESSAGE(parsed.ok(), render(parsed.diagnostics));
-    auto rs = nft::to_ruleset(parsed.value);
-    REQUIRE_MESSAGE(rs.ok(), render(rs.diagnostics));
-    auto g = build_graph(rs.value);
-    REQUIRE_MESSAGE(g.ok(), render(g.diagnostics));
-    return std::move(g.value);
-  };
+  const auto nft_graph = graph_of_nft;
   const std::string table = "table ip t {{\n\tchain pre {{\n\t\ttype filter hook prerouting priority mangle; policy accept;\n"
                             "{}\t}}\n\tchain nat {{\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n"
                             "\t\tip daddr 10.96.0.1 tcp dport 80 dnat to 10.1.0.1:80\n\t}}\n}}\n";
@@ -889,6 +895,41 @@ COMMIT
   CHECK(closed.services[0].frontends[0].result == outcome::drop);
   CHECK(open.services[0].frontends[0].result == outcome::dispatch);
   CHECK_FALSE(compare(open, closed).equivalent);
+}
+
+TEST_CASE("a rejected frontend carries the kernel's answer for its family, and compare tells answers apart") {
+  // (nft_reject: a bare reject and the icmpx codes become the packet family's own ICMP or ICMPv6 code)
+  const auto answer = [](const char* family, const char* addr, const std::string& reject) {
+    const auto g = graph_of_nft(fmt::format(
+        "table {0} t {{\n\tchain pre {{\n\t\ttype filter hook prerouting priority mangle; policy accept;\n"
+        "\t\t{0} daddr {1} {2}\n\t}}\n\tchain nat {{\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n"
+        "\t\t{0} daddr {1} tcp dport 80 dnat to {3}\n\t}}\n}}\n",
+        family, addr, reject, family == std::string("ip") ? "10.1.0.1:80" : "[fd00::2]:80"));
+    REQUIRE(g.services.size() == 1);
+    REQUIRE(g.services[0].frontends.size() == 1);
+    const auto& f = g.services[0].frontends[0];
+    CHECK(f.result == outcome::reject);
+    return std::pair{reject_reply_name(f.reject_with), g};
+  };
+  CHECK(answer("ip", "10.96.0.1", "reject").first == "icmp port-unreachable");
+  CHECK(answer("ip6", "fd00::1", "reject").first == "icmpv6 port-unreachable");
+  CHECK(answer("ip", "10.96.0.1", "reject with icmpx no-route").first == "icmp net-unreachable");
+  CHECK(answer("ip6", "fd00::1", "reject with icmpx no-route").first == "icmpv6 no-route");
+  CHECK(answer("ip6", "fd00::1", "reject with icmpx host-unreachable").first == "icmpv6 addr-unreachable");
+  CHECK(answer("ip", "10.96.0.1", "reject with icmpx admin-prohibited").first == "icmp admin-prohibited");
+  CHECK(answer("ip", "10.96.0.1", "reject with icmp host-prohibited").first == "icmp host-prohibited");
+  CHECK(answer("ip", "10.96.0.1", "tcp dport 80 reject with tcp reset").first == "tcp reset");
+
+  const auto bare = answer("ip", "10.96.0.1", "reject").second;
+  const auto icmpx = answer("ip", "10.96.0.1", "reject with icmpx port-unreachable").second;
+  const auto reset = answer("ip", "10.96.0.1", "tcp dport 80 reject with tcp reset").second;
+  CHECK(compare(bare, icmpx).equivalent);  // the same answer, written two ways
+  const auto c = compare(bare, reset);
+  CHECK_FALSE(c.equivalent);
+  REQUIRE(c.differences.size() == 1);
+  REQUIRE(c.differences[0].details.size() == 1);
+  CHECK(c.differences[0].details[0] ==
+        "frontend dnat tcp 10.96.0.1:80: rejected with icmp port-unreachable in A, with tcp reset in B");
 }
 
 TEST_CASE("constructs the graph cannot follow on a dispatch path are warnings, not silence") {

@@ -173,6 +173,29 @@ TEST_SUITE("unit") {
     CHECK(mark(3).mask == 0xffffff0f);
   }
 
+  TEST_CASE("iptables parse: REJECT gives its canonical type and the ICMP code or TCP reset the kernel sends") {
+    const auto rs4 = parse_ok(
+        "*filter\n-A A -j REJECT\n-A A -j REJECT --reject-with admin-prohib\n-A A -p tcp -j REJECT --reject-with "
+        "tcp-rst\n-A A -j REJECT --reject-with icmp-net-unreachable\nCOMMIT\n");
+    const auto& r4 = rs4.tables.at(0).rules;
+    auto reject = [](const ipt::rule& r, nflens::ip_family f) { return *ipt::as_reject(r.spec->target, f); };
+    const auto v4 = nflens::ip_family::ipv4, v6 = nflens::ip_family::ipv6;
+    CHECK(reject(r4.at(0), v4).with == "icmp-port-unreachable");
+    CHECK(reject(r4.at(0), v4).code == 3);
+    CHECK(reject(r4.at(1), v4).with == "icmp-admin-prohibited");
+    CHECK(reject(r4.at(1), v4).code == 13);
+    CHECK(reject(r4.at(2), v4).tcp_reset);
+    CHECK(reject(r4.at(3), v4).code == 0);
+    CHECK_FALSE(reject(r4.at(3), v4).tcp_reset);
+    ipt::parse_options o;
+    o.family = v6;
+    const auto rs6 = parse_ok("*filter\n-A A -j REJECT\n-A A -j REJECT --reject-with icmp6-adm-prohibited\nCOMMIT\n", o);
+    const auto& r6 = rs6.tables.at(0).rules;
+    CHECK(reject(r6.at(0), v6).with == "icmp6-port-unreachable");
+    CHECK(reject(r6.at(0), v6).code == 4);
+    CHECK(reject(r6.at(1), v6).code == 1);
+  }
+
   TEST_CASE("iptables parse: errors are located and the rest is parsed") {
     auto r = ipt::parse("bad.rules",
                         "*filter\n"

@@ -78,6 +78,20 @@ enum class outcome : std::uint8_t {
 /// `"dispatch"`, `"dispatch-local"`, `"reject"`, `"drop"`, `"none"`.
 [[nodiscard]] std::string_view outcome_name(outcome o) noexcept;
 
+/// What the kernel answers a rejected connection with: an ICMP (IPv4) or ICMPv6 destination-unreachable
+/// code, or a TCP reset. iptables-extensions(8) REJECT `--reject-with` (default icmp-port-unreachable,
+/// icmp6-port-unreachable); nft(8) `reject [with icmp|icmpv6|icmpx CODE | with tcp reset]`, whose bare
+/// form and icmpx codes the kernel turns into the code of the packet's family (nft_reject: icmpx no-route
+/// is IPv4 net-unreachable and IPv6 no-route, host-unreachable is IPv6 addr-unreachable).
+struct reject_reply {
+  enum class kind : std::uint8_t { icmp, icmpv6, tcp_reset } type = kind::icmp;
+  std::uint8_t code = 3;  ///< ICMP code (3: port-unreachable) or ICMPv6 code (4: port-unreachable); 0 for tcp_reset
+  friend constexpr bool operator==(const reject_reply&, const reject_reply&) noexcept = default;
+};
+/// nft's spelling: `"icmp port-unreachable"`, `"icmpv6 no-route"`, `"tcp reset"`; `"icmp 7"` for a code
+/// without a name.
+[[nodiscard]] std::string reject_reply_name(const reject_reply& r);
+
 /// When a connection through a frontend is masqueraded (source NAT to the node's address). kube-proxy
 /// marks such packets (mark 0x4000) and masquerades marked packets in POSTROUTING; nflens follows the mark.
 enum class masquerade_when : std::uint8_t {
@@ -110,6 +124,7 @@ struct frontend {
   l4_protocol protocol = l4_protocol::any;
   port_range port;  ///< destination port; {0, 65535} when any
   outcome result = outcome::none;
+  reject_reply reject_with;  ///< the answer to new connections when `result` is `reject`
   /// When not empty, only these sources reach the service; the rest is dropped (LoadBalancer source ranges:
   /// iptables KUBE-FW-* chains, nft `firewall-ips` → `ip saddr != { ... } drop`).
   std::vector<ip_prefix> source_ranges;

@@ -269,6 +269,8 @@ struct connmark_target {
 /// REJECT `--reject-with TYPE` (defaults: icmp-port-unreachable, icmp6-port-unreachable).
 struct reject_target {
   std::string_view with;  ///< the canonical name iptables-save prints
+  bool tcp_reset = false;  ///< `tcp-reset`: a TCP RST, not an ICMP error
+  std::uint8_t code = 3;   ///< otherwise the ICMP (iptables) or ICMPv6 (ip6tables) code sent: 3 and 4 are port-unreachable
 };
 [[nodiscard]] std::optional<reject_target> as_reject(const target& t, ip_family family = ip_family::ipv4) noexcept;
 

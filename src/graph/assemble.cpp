@@ -99,6 +99,7 @@ struct fe_work {
   outcome verdict = outcome::none;
   std::vector<ip_prefix> ranges;
   outcome pre_dnat_verdict = outcome::none;  // every new connection dropped or rejected before NAT
+  const terminal* reject_at = nullptr;        // the reject that gives `verdict` or `pre_dnat_verdict` its answer
   std::vector<ip_prefix> short_prefixes;
   bool short_local = false;
   std::vector<const branch*> affinity;
@@ -123,6 +124,14 @@ outcome verdict_of(const std::vector<terminal>& ts) {
   }
   if (drop == 0 && reject == 0) return outcome::none;
   return reject >= drop ? outcome::reject : outcome::drop;
+}
+
+/// The reject end of `ts` that most connections meet (its answer is the frontend's), or null.
+const terminal* heaviest_reject(const std::vector<terminal>& ts) {
+  const terminal* best = nullptr;
+  for (const auto& t : ts)
+    if (t.k == terminal_kind::reject && (best == nullptr || t.mass > best->mass)) best = &t;
+  return best;
 }
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -273,10 +282,12 @@ class assembler {
     for (const index r : w.recs) set_identity(w, fr[r]);
     if (w.gate_rec != none)
       if (auto g = gate_of(fr[w.gate_rec])) {
-        if (g->empty())
+        if (g->empty()) {
           w.pre_dnat_verdict = verdict_of(fr[w.gate_rec].results);  // no source gets past it
-        else
+          w.reject_at = heaviest_reject(fr[w.gate_rec].results);
+        } else {
           w.ranges = std::move(*g);
+        }
       }
     if (w.rec != none) {
       const auto& r = fr[w.rec];
@@ -324,8 +335,12 @@ class assembler {
         w.direct_first = w.selection != none && w.dispatch.front()->depth == 2;
       }
       w.verdict = verdict_of(r.results);
+      if (w.pre_dnat_verdict == outcome::none) w.reject_at = heaviest_reject(r.results);
     }
-    if (w.verdict == outcome::none && w.filter_rec != none) w.verdict = verdict_of(fr[w.filter_rec].results);
+    if (w.verdict == outcome::none && w.filter_rec != none) {
+      w.verdict = verdict_of(fr[w.filter_rec].results);
+      if (w.pre_dnat_verdict == outcome::none) w.reject_at = heaviest_reject(fr[w.filter_rec].results);
+    }
     if (w.verdict == outcome::none && !w.has_dispatch && w.gate_rec != none && !w.ranges.empty())
       w.verdict = outcome::drop;
     std::sort(w.ranges.begin(), w.ranges.end());
@@ -565,6 +580,10 @@ class assembler {
         }
       } else {
         f.result = w->verdict;
+      }
+      if (f.result == outcome::reject && w->reject_at != nullptr) {
+        const ip_family fam = f.has_address ? f.address.address.family : p_.family;
+        f.reject_with = fam == ip_family::ipv6 ? w->reject_at->reject6 : w->reject_at->reject4;
       }
       // kube-proxy also admits the LoadBalancer IPs themselves when a source range holds the node's IP;
       // they are not part of loadBalancerSourceRanges.

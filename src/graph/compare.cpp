@@ -148,6 +148,9 @@ void compare_frontend(const frontend& f, const frontend& g, const service& a, co
   if (f.result != g.result)
     d.details.push_back(fmt::format("frontend {}: {} in A, {} in B", frontend_text(f), outcome_name(f.result),
                                     outcome_name(g.result)));
+  else if (f.result == outcome::reject && f.reject_with != g.reject_with)
+    d.details.push_back(fmt::format("frontend {}: rejected with {} in A, with {} in B", frontend_text(f),
+                                    reject_reply_name(f.reject_with), reject_reply_name(g.reject_with)));
   // where NAT translates them: arriving connections, the node's own, or both (unknown on one side: not
   // compared)
   if (f.hooks != 0 && g.hooks != 0 && f.hooks != g.hooks) {

@@ -150,6 +150,8 @@ struct action {
   std::vector<field> key;  // the looked-up key (vmap)
   std::uint32_t modulus = 0, offset = 0;
   std::uint32_t mark = 0;  // mark_set
+  // reject: the answer to an IPv4 and to an IPv6 connection
+  reject_reply reject4, reject6{reject_reply::kind::icmpv6, 4};
   index set = none;        // set_update
   std::string_view text;   // `other`: what it is, for reports
   other_effect effect = other_effect::none;  // `other`: what of it the evaluator must know

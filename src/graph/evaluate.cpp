@@ -1181,9 +1181,13 @@ class evaluator {
       case action_kind::drop:
         end(f, make_terminal(terminal::kind::drop), ri, c, fr);
         return;
-      case action_kind::reject:
-        end(f, make_terminal(terminal::kind::reject), ri, c, fr);
+      case action_kind::reject: {
+        terminal t = make_terminal(terminal::kind::reject);
+        t.reject4 = a.reject4;
+        t.reject6 = a.reject6;
+        end(f, std::move(t), ri, c, fr);
         return;
+      }
       case action_kind::dnat:
       case action_kind::redirect: {
         terminal t;

@@ -56,6 +56,7 @@ struct terminal {
   bool has_port = false;
   std::uint16_t port = 0;
   std::uint32_t depth = 0;  // chains between the frontend's creation and this end
+  reject_reply reject4, reject6{reject_reply::kind::icmpv6, 4};  // kind::reject: the answer (see action)
 };
 
 /// A masquerade condition met on a path, and the chain it was met in.

@@ -418,6 +418,12 @@ class lowering {
         return;
       case target_id::reject:
         a.kind = d::action_kind::reject;
+        if (const auto r = as_reject(tg, rs_.family)) {
+          const auto type = r->tcp_reset                      ? reject_reply::kind::tcp_reset
+                            : rs_.family == ip_family::ipv6 ? reject_reply::kind::icmpv6
+                                                            : reject_reply::kind::icmp;
+          a.reject4 = a.reject6 = reject_reply{type, r->code};
+        }
         return;
       case target_id::masquerade:
         a.kind = d::action_kind::masquerade;

@@ -6,6 +6,7 @@
 // `update @set` and mark setting become actions. Anything else is kept as an `opaque` condition.
 
 #include "dispatch.hpp"
+#include "nft/datatype.hpp"
 
 #include <nflens/nft.hpp>
 
@@ -21,6 +22,42 @@ namespace {
 
 namespace d = dispatch;
 using namespace nflens::nft;
+
+/// The answers of a reject statement to an IPv4 and an IPv6 connection, as the kernel's nft_reject
+/// gives them: a bare `reject` is port-unreachable of the packet's family, an icmpx code becomes the
+/// family's own code (no-route: net-unreachable / no-route; host-unreachable: host-unreachable /
+/// addr-unreachable; admin-prohibited: 13 / 1).
+void reject_replies(const reject_stmt& r, d::action& a) {
+  using K = reject_reply::kind;
+  std::optional<std::uint64_t> code;
+  if (r.code != nullptr) {
+    if (const auto* i = r.code->get<integer_expr>()) code = i->value;
+    if (const auto* sy = r.code->get<symbol_expr>()) code = types::reject_code_value(sy->name, r.type);
+  }
+  const auto c = static_cast<std::uint8_t>(code.value_or(0));
+  switch (r.type) {
+    case reject_type::unspecified:
+      a.reject4 = {K::icmp, 3};
+      a.reject6 = {K::icmpv6, 4};
+      break;
+    case reject_type::tcp_reset:
+      a.reject4 = a.reject6 = {K::tcp_reset, 0};
+      break;
+    case reject_type::icmp:
+      a.reject4 = a.reject6 = {K::icmp, code ? c : std::uint8_t{3}};
+      break;
+    case reject_type::icmpv6:
+      a.reject4 = a.reject6 = {K::icmpv6, code ? c : std::uint8_t{4}};
+      break;
+    case reject_type::icmpx: {
+      static constexpr std::uint8_t v4[] = {0, 3, 1, 13}, v6[] = {0, 4, 3, 1};  // no-route, port, host, admin
+      const std::uint8_t x = code && c < 4 ? c : 1;
+      a.reject4 = {K::icmp, v4[x]};
+      a.reject6 = {K::icmpv6, v6[x]};
+      break;
+    }
+  }
+}
 
 class lowering {
  public:
@@ -595,8 +632,9 @@ class lowering {
             break;
         }
         act(std::move(a));
-      } else if (s.is<reject_stmt>()) {
+      } else if (const auto* rj = s.get<reject_stmt>()) {
         a.kind = d::action_kind::reject;
+        reject_replies(*rj, a);
         act(std::move(a));
       } else if (const auto* n = s.get<nat_stmt>()) {
         switch (n->kind) {

@@ -3,6 +3,8 @@
 
 #include <nflens/graph.hpp>
 
+#include "nft/datatype.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -60,6 +62,14 @@ std::string_view outcome_name(outcome o) noexcept {
       return "none";
   }
   return "none";
+}
+
+std::string reject_reply_name(const reject_reply& r) {
+  if (r.type == reject_reply::kind::tcp_reset) return "tcp reset";
+  const bool v6 = r.type == reject_reply::kind::icmpv6;
+  std::string out = v6 ? "icmpv6 " : "icmp ";
+  nft::types::append_reject_code(out, r.code, v6 ? nft::reject_type::icmpv6 : nft::reject_type::icmp);
+  return out;
 }
 
 std::string_view masquerade_when_name(masquerade_when w) noexcept {

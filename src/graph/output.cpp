@@ -146,6 +146,7 @@ json service_json(const dispatch_graph& g, const service& s, bool with_origins) 
     jf["protocol"] = std::string(protocol_name(f.protocol));
     jf["port"] = f.port.first == f.port.last ? json(f.port.first) : json(port_text(f.port));
     jf["outcome"] = std::string(outcome_name(f.result));
+    if (f.result == outcome::reject) jf["reject_with"] = reject_reply_name(f.reject_with);
     if (!f.source_ranges.empty()) {
       json x = json::array();
       for (const auto& p : f.source_ranges) x.push_back(to_string(p));
@@ -269,6 +270,7 @@ std::string to_text(const dispatch_graph& g) {
     for (const auto& f : s.frontends) {
       out += fmt::format("  {:<28} {} {}:{} -> {}", frontend_kind_name(f.kind), protocol_name(f.protocol),
                          where_text(f), port_text(f.port), outcome_name(f.result));
+      if (f.result == outcome::reject) out += " with " + reject_reply_name(f.reject_with);
       if (!f.excluded.empty()) {
         std::vector<std::string> x;
         for (const auto& p : f.excluded) x.push_back(to_string(p));

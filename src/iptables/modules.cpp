@@ -353,24 +353,26 @@ struct reject_name {
   std::string_view name;
   std::string_view alias;
   bool ipv6;
+  std::uint8_t code;  // the ICMP / ICMPv6 destination-unreachable code ipt_REJECT / ip6t_REJECT send
 };
+constexpr std::uint8_t tcp_reset_code = 0xff;
 // libipt_REJECT / libip6t_REJECT, canonical name first.
 constexpr std::array<reject_name, 15> reject_names{{
-    {"icmp-net-unreachable", "net-unreach", false},
-    {"icmp-host-unreachable", "host-unreach", false},
-    {"icmp-port-unreachable", "port-unreach", false},
-    {"icmp-proto-unreachable", "proto-unreach", false},
-    {"icmp-net-prohibited", "net-prohib", false},
-    {"icmp-host-prohibited", "host-prohib", false},
-    {"tcp-reset", "tcp-rst", false},
-    {"icmp-admin-prohibited", "admin-prohib", false},
-    {"icmp6-no-route", "no-route", true},
-    {"icmp6-adm-prohibited", "adm-prohibited", true},
-    {"icmp6-addr-unreachable", "addr-unreach", true},
-    {"icmp6-port-unreachable", "port-unreach", true},
-    {"tcp-reset", "tcp-rst", true},
-    {"icmp6-policy-fail", "policy-fail", true},
-    {"icmp6-reject-route", "reject-route", true},
+    {"icmp-net-unreachable", "net-unreach", false, 0},
+    {"icmp-host-unreachable", "host-unreach", false, 1},
+    {"icmp-port-unreachable", "port-unreach", false, 3},
+    {"icmp-proto-unreachable", "proto-unreach", false, 2},
+    {"icmp-net-prohibited", "net-prohib", false, 9},
+    {"icmp-host-prohibited", "host-prohib", false, 10},
+    {"tcp-reset", "tcp-rst", false, tcp_reset_code},
+    {"icmp-admin-prohibited", "admin-prohib", false, 13},
+    {"icmp6-no-route", "no-route", true, 0},
+    {"icmp6-adm-prohibited", "adm-prohibited", true, 1},
+    {"icmp6-addr-unreachable", "addr-unreach", true, 3},
+    {"icmp6-port-unreachable", "port-unreach", true, 4},
+    {"tcp-reset", "tcp-rst", true, tcp_reset_code},
+    {"icmp6-policy-fail", "policy-fail", true, 5},
+    {"icmp6-reject-route", "reject-route", true, 6},
 }};
 
 void decode_reject_with(std::span<const argument> args, option& out, module_context& ctx) {
@@ -878,10 +880,6 @@ bool is_known_target_extension(std::string_view name) noexcept {
 
 bool is_known_match_module(std::string_view name) noexcept {
   return find_match_module(name) != nullptr || names().other_matches.count(name) != 0;
-}
-
-std::string_view reject_type_name(std::uint64_t index) noexcept {
-  return index < reject_names.size() ? reject_names[index].name : std::string_view{};
 }
 
 }  // namespace detail
@@ -1587,8 +1585,13 @@ std::optional<reject_target> as_reject(const target& t, ip_family family) noexce
   if (t.id != target_id::reject) return std::nullopt;
   reject_target r;
   r.with = family == ip_family::ipv4 ? "icmp-port-unreachable" : "icmp6-port-unreachable";
+  r.code = family == ip_family::ipv4 ? 3 : 4;
   each(t.options, [&](const option& o) {
-    if (o.id == option_id::reject_with) r.with = detail::reject_type_name(o.number());
+    if (o.id != option_id::reject_with || o.number() >= detail::reject_names.size()) return;
+    const auto& n = detail::reject_names[o.number()];
+    r.with = n.name;
+    r.tcp_reset = n.code == detail::tcp_reset_code;
+    r.code = r.tcp_reset ? 0 : n.code;
   });
   return r;
 }

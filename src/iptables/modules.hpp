@@ -91,9 +91,6 @@ struct module_spec {
 /// True for names of match modules iptables ships (typed or not).
 [[nodiscard]] bool is_known_match_module(std::string_view name) noexcept;
 
-/// The canonical name of a REJECT type decoded by `--reject-with` (the option's number).
-[[nodiscard]] std::string_view reject_type_name(std::uint64_t index) noexcept;
-
 /// The canonical module of an implicit or explicit protocol module name (`ipv6-icmp`, `icmpv6` → icmp6).
 [[nodiscard]] std::string_view canonical_module_name(std::string_view name) noexcept;
 
