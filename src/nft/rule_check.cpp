@@ -14,13 +14,7 @@ namespace nflens::nft {
 
 namespace {
 
-/// Unwinds the checks at the first thing refused; `check_rule` turns it into its result.
-struct refusal {
-  std::uint32_t offset = 0;
-  std::uint32_t length = 0;
-  error_code code = error_code::syntax;
-  std::string message;
-};
+// The checks throw the first rule_problem they find; `check_rule` returns it.
 
 // The state of the checks along one rule's statements.
 struct rule_context {
@@ -81,7 +75,7 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
     if (p->inner != tunnel::none) return;  // a tunnelled packet's headers, not this packet's
     if (const std::uint8_t n = transport_number(p->protocol)) {
       if (c.l4 != 0 && c.l4 != n)
-        throw refusal{e.where.offset, e.where.length, error_code::invalid_value,
+        throw rule_problem{e.where, error_code::invalid_value,
                            fmt::format("a header of {} after a match on {} (nft: \"conflicting protocols "
                                        "specified: {} vs. {}\")",
                                        name(p->protocol), transport_name(c.l4), transport_name(c.l4), name(p->protocol))};
@@ -109,7 +103,7 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
         c.several_families && !c.family_maybe_known && c.ip_at == nullptr && c.ip6_at == nullptr &&
         c.nfproto_value == nfproto::none) {
       const std::string_view which = ct->key == ct_key::saddr ? "saddr" : "daddr";
-      throw refusal{e.where.offset, e.where.length, error_code::invalid_value,
+      throw rule_problem{e.where, error_code::invalid_value,
                          fmt::format("a ct address in a table of ip and ip6 packets needs `ip {0}` or `ip6 {0}` in it, "
                                      "or a match on ip, ip6 or meta nfproto before it (nft: \"cannot determine ip "
                                      "protocol version, use \"ip {0}\" or \"ip6 {0}\" instead\")",
@@ -135,7 +129,7 @@ void check_family(family table_family, const rule_context& c, nfproto written, c
                   std::string_view what) {
   const auto fail = [](const expr* at, const stmt& s, std::string message) {
     const span w = at != nullptr ? at->where : s.where;
-    throw refusal{w.offset, w.length, error_code::invalid_address, std::move(message)};
+    throw rule_problem{w, error_code::invalid_address, std::move(message)};
   };
   nfproto fam = table_family == family::ip ? nfproto::ip : table_family == family::ip6 ? nfproto::ip6 : nfproto::none;
   if (written != nfproto::none) {
@@ -206,7 +200,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
   for (std::size_t i = 0; i < stmts.size(); ++i) {
     const stmt& s = stmts[i];
     if (i > 0 && is_terminal(stmts[i - 1]))
-      throw refusal{s.where.offset, s.where.length, error_code::invalid_value,
+      throw rule_problem{s.where, error_code::invalid_value,
                          "a statement after a terminal statement has no effect (nft: \"Statement after terminal "
                          "statement has no effect\")"};
     if (const auto* m = s.get<match_stmt>()) {
@@ -235,7 +229,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
     } else if (const auto* t = s.get<tproxy_stmt>()) {
       check_family(table_family, c, t->protocol, t->address, s, "tproxy");
       if (!c.transport)
-        throw refusal{s.where.offset, s.where.length, error_code::invalid_value,
+        throw rule_problem{s.where, error_code::invalid_value,
                            "tproxy needs a transport protocol match earlier in the rule, such as `meta l4proto tcp` "
                            "(nft: \"Transparent proxy support requires transport protocol match\")"};
     } else if (const auto* q = s.get<queue_stmt>(); q != nullptr && q->number != nullptr) {
@@ -243,7 +237,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       const expr* hi = q->number;
       if (const auto* r = hi->get<range_expr>()) hi = r->high;
       if (const auto* n = hi->get<integer_expr>(); n != nullptr && n->value > 65535)
-        throw refusal{hi->where.offset, hi->where.length, error_code::number_out_of_range,
+        throw rule_problem{hi->where, error_code::number_out_of_range,
                            fmt::format("queue number {} is out of range (0 to 65535)", n->value)};
     } else if (const auto* n = s.get<nat_stmt>()) {
       // (the family comes from what the rule matched before, not from a map's key; a transport protocol
@@ -253,14 +247,14 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         if (e != nullptr) scan_selectors(*e, true, c);
       if ((n->port != nullptr || n->mode == nat_mode::addr_port || maps_to_address_and_port(n->address)) &&
           !c.transport)
-        throw refusal{s.where.offset, s.where.length, error_code::invalid_value,
+        throw rule_problem{s.where, error_code::invalid_value,
                            "a NAT port needs a transport protocol match earlier in the rule, such as `tcp dport` "
                            "or `meta l4proto tcp` (nft: \"transport protocol mapping is only valid after "
                            "transport protocol match\")"};
     }
   }
   const auto conflict = [](const expr* at, std::string_view msg) {
-    throw refusal{at->where.offset, at->where.length, error_code::invalid_value, std::string(msg)};
+    throw rule_problem{at->where, error_code::invalid_value, std::string(msg)};
   };
   if (table_family == family::ip && c.ip6_at)
     conflict(c.ip6_at, "an ip6 header in a table of family ip (nft: \"conflicting protocols specified: ip vs. ip6\")");
@@ -279,8 +273,8 @@ void check_all(family table_family, std::span<const stmt> stmts) {
 std::optional<rule_problem> check_rule(family table_family, std::span<const stmt> stmts) {
   try {
     check_all(table_family, stmts);
-  } catch (refusal& r) {
-    return rule_problem{span{r.offset, r.length}, r.code, std::move(r.message)};
+  } catch (rule_problem& p) {
+    return std::move(p);
   }
   return std::nullopt;
 }
