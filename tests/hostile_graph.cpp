@@ -64,6 +64,26 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("hostile graph: the evaluation budget is the caller's to set") {
+    // 4 deep is past the default budget; a larger one lets it finish, a smaller one stops even the
+    // 3-deep program
+    const auto errors = [](int n, const graph_options& opt) {
+      const auto p = multiplying(n);
+      std::vector<diagnostic> out;
+      (void)d::build(p, out, opt);
+      return count_code(out, error_code::unsupported_dispatch, severity::error);
+    };
+    graph_options roomy;
+    roomy.budget.base = 20'000'000;
+    graph_options tight;
+    tight.budget.base = 10;
+    tight.budget.per_item = 0;
+    CHECK(errors(4, {}) == 1);
+    CHECK(errors(4, roomy) == 0);
+    CHECK(errors(3, {}) == 0);
+    CHECK(errors(3, tight) == 1);
+  }
+
   TEST_CASE("hostile graph: a loop of jumps is reported, not followed") {
     program_builder b;
     b.chain("ENTRY", d::table_kind::nat, d::hook::prerouting).chain("A").chain("B");

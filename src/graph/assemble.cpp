@@ -820,10 +820,10 @@ class assembler {
 
 }  // namespace
 
-dispatch_graph build(const program& p, std::vector<diagnostic>& out, const limits& lim) {
+dispatch_graph build(const program& p, std::vector<diagnostic>& out, const graph_options& opt) {
   std::vector<dangling_reference> dangling;
   const auto before = out.size();
-  auto ev = evaluate(p, out, dangling, lim);
+  auto ev = evaluate(p, out, dangling, opt);
   assembler a(p, ev, out);
   auto g = a.run();
   g.dangling = std::move(dangling);

@@ -215,6 +215,6 @@ struct program {
 };
 
 /// Builds the graph of a program (evaluate + assemble); diagnostics are appended to `out`.
-dispatch_graph build(const program& p, std::vector<diagnostic>& out, const limits& lim = {});
+dispatch_graph build(const program& p, std::vector<diagnostic>& out, const graph_options& opt = {});
 
 }  // namespace nflens::dispatch

@@ -177,13 +177,14 @@ struct match_result {
 class evaluator {
  public:
   evaluator(const program& p, std::vector<diagnostic>& out, std::vector<dangling_reference>& dangling,
-            const limits& lim)
+            const graph_options& opt)
       : p_(p),
         out_(out),
         dangling_(dangling),
-        lim_(lim),
-        budget_(std::uint64_t{250'000} + 64 * (std::uint64_t{p.rules.size()} + p.elements.size())),
-        cheap_budget_(std::uint64_t{8'000'000} + 512 * (std::uint64_t{p.rules.size()} + p.elements.size())) {
+        lim_(opt.lim),
+        budget_(opt.budget.base + opt.budget.per_item * (std::uint64_t{p.rules.size()} + p.elements.size())),
+        cheap_budget_(opt.budget.cheap_base +
+                      opt.budget.cheap_per_item * (std::uint64_t{p.rules.size()} + p.elements.size())) {
     reported_.assign(p.rules.size() + p.elements.size() + p.maps.size() + 1, false);
     on_stack_.assign(p.chains.size(), 0);
     walked_.assign(p.chains.size(), 0);
@@ -317,18 +318,13 @@ class evaluator {
     out_.push_back(std::move(d));
   }
 
-  /// One step of evaluation (a flow meets a rule or a map element). Jumps and splits can multiply the
-  /// paths a connection takes exponentially in the ruleset's depth (chains that jump twice to the next
-  /// one, n deep). kube-proxy's dispatch needs up to about 34 full steps per rule and map element (a
-  /// 10,000-service kpgen nftables dump with 223,000 of them: between 7.4 and 8.2 million); the budget is
-  /// 250,000 + 64 per rule and element, so that a tiny hostile program stops within a few hundred
-  /// milliseconds. A `cheap` step (a rule
-  /// that cannot match the flow, rejected at once) has a budget of its own: an exact frontend that
-  /// returns from its chain meets every later rule of the chain, as a packet does in the kernel, so
-  /// those grow with frontends x rules (4.7 million for a 10,000-service kpgen iptables dump, whose
-  /// budget is 8 million + 512 per rule and element: 200 million). Past a
-  /// budget the evaluation stops with an error at `origin`: the graph is then incomplete, never
-  /// silently so.
+  /// One step of evaluation (a flow meets a rule or a map element), against `evaluation_budget` (whose
+  /// docstring gives the figures). Jumps and splits can multiply the paths a connection takes
+  /// exponentially in the ruleset's depth (chains that jump twice to the next one, n deep). A `cheap`
+  /// step (a rule that cannot match the flow, rejected at once) has a budget of its own: an exact
+  /// frontend that returns from its chain meets every later rule of the chain, as a packet does in the
+  /// kernel, so those grow with frontends x rules. Past a budget the evaluation stops with an error at
+  /// `origin`: the graph is then incomplete, never silently so.
   bool spend(index origin, bool cheap = false) {
     if (exhausted_) return false;
     if (cheap ? ++cheap_steps_ <= cheap_budget_ : ++steps_ <= budget_) return true;
@@ -1338,8 +1334,8 @@ class evaluator {
 }  // namespace
 
 evaluation evaluate(const program& p, std::vector<diagnostic>& out, std::vector<dangling_reference>& dangling,
-                    const limits& lim) {
-  evaluator e(p, out, dangling, lim);
+                    const graph_options& opt) {
+  evaluator e(p, out, dangling, opt);
   return e.run();
 }
 

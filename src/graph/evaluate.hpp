@@ -100,6 +100,6 @@ struct evaluation {
 /// Evaluates every entry of `p`; dangling references and constructs that cannot be evaluated are reported
 /// to `out` (once per rule) and to `dangling`.
 evaluation evaluate(const program& p, std::vector<diagnostic>& out, std::vector<dangling_reference>& dangling,
-                    const limits& lim);
+                    const graph_options& opt);
 
 }  // namespace nflens::dispatch

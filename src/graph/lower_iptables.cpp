@@ -571,7 +571,7 @@ result<dispatch_graph> build_graph(const iptables::ruleset& rs, const graph_opti
   dispatch::program p;
   lowering l(*state, p);
   l.run();
-  out.value = dispatch::build(p, out.diagnostics, opt.lim);
+  out.value = dispatch::build(p, out.diagnostics, opt);
   return out;
 }
 

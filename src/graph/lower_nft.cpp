@@ -776,7 +776,7 @@ result<dispatch_graph> build_graph(const nft::ruleset& rs, const graph_options& 
   dispatch::program p;
   lowering l(rs, p);
   l.run();
-  out.value = dispatch::build(p, out.diagnostics, opt.lim);
+  out.value = dispatch::build(p, out.diagnostics, opt);
   return out;
 }
 
