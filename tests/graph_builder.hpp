@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -155,10 +156,12 @@ inline act dnat(std::string_view a, int port = -1) {
   }
   return x;
 }
-inline act mark(std::uint32_t bits) {
+/// MARK --or-mark BITS; with a `mask`, --set-xmark BITS/MASK.
+inline act mark(std::uint32_t bits, std::optional<std::uint32_t> mask = std::nullopt) {
   act x;
   x.a.kind = d::action_kind::mark_set;
   x.a.mark = bits;
+  x.a.mark_mask = mask.value_or(bits);
   return x;
 }
 inline act vmap(std::string map, std::vector<d::field> key) {

@@ -897,6 +897,40 @@ COMMIT
   CHECK_FALSE(compare(open, closed).equivalent);
 }
 
+TEST_CASE("a mark target sets, clears and toggles bits as xt_mark and nft meta mark set do") {
+  // the first DNAT is taken when the mark has bit 0x4000 after the two mark rules, the second otherwise
+  const auto endpoint = [](const std::string& first, const std::string& second) {
+    const auto g = graph_of_rules("*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j MARK " + first +
+                                  "\n-A PREROUTING -j MARK " + second +
+                                  "\n-A PREROUTING -d 10.96.0.1/32 -p tcp -m mark --mark 0x4000/0x4000 -m tcp --dport 80 "
+                                  "-j DNAT --to-destination 10.1.0.1:80\n-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp "
+                                  "--dport 80 -j DNAT --to-destination 10.1.0.2:80\nCOMMIT\n");
+    REQUIRE(g.value.services.size() == 1);
+    REQUIRE(g.value.services[0].endpoints.size() == 1);
+    return to_string(g.value.services[0].endpoints[0].address);
+  };
+  CHECK(endpoint("--or-mark 0x4000", "--or-mark 0x1") == "10.1.0.1");
+  CHECK(endpoint("--or-mark 0x4000", "--set-xmark 0x1/0xffffffff") == "10.1.0.2");  // cleared
+  CHECK(endpoint("--xor-mark 0x4000", "--xor-mark 0x4000") == "10.1.0.2");          // toggled back
+  CHECK(endpoint("--set-mark 0x4001", "--and-mark 0x4000") == "10.1.0.1");
+  CHECK(endpoint("--set-mark 0x4001", "--and-mark 0x1") == "10.1.0.2");
+
+  const auto nft_endpoint = [](const std::string& first, const std::string& second) {
+    const auto g = graph_of_nft("table ip t {\n\tchain pre {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n"
+                                "\t\tmeta mark set " + first + "\n\t\tmeta mark set " + second +
+                                "\n\t\tip daddr 10.96.0.1 meta mark & 0x00004000 == 0x00004000 tcp dport 80 dnat to "
+                                "10.1.0.1:80\n\t\tip daddr 10.96.0.1 tcp dport 80 dnat to 10.1.0.2:80\n\t}\n}\n");
+    REQUIRE(g.services.size() == 1);
+    REQUIRE(g.services[0].endpoints.size() == 1);
+    return to_string(g.services[0].endpoints[0].address);
+  };
+  CHECK(nft_endpoint("meta mark | 0x00004000", "meta mark | 0x00000001") == "10.1.0.1");
+  CHECK(nft_endpoint("meta mark | 0x00004000", "0x00000001") == "10.1.0.2");
+  CHECK(nft_endpoint("meta mark ^ 0x00004000", "meta mark ^ 0x00004000") == "10.1.0.2");
+  CHECK(nft_endpoint("0x00004001", "meta mark & 0x00004000") == "10.1.0.1");
+  CHECK(nft_endpoint("0x00004001", "meta mark & 0x00000001") == "10.1.0.2");
+}
+
 TEST_CASE("a rejected frontend carries the kernel's answer for its family, and compare tells answers apart") {
   // (nft_reject: a bare reject and the icmpx codes become the packet family's own ICMP or ICMPv6 code)
   const auto answer = [](const char* family, const char* addr, const std::string& reject) {

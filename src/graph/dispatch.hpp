@@ -149,7 +149,8 @@ struct action {
   index map = none;        // named or inline map; none: dangling named map
   std::vector<field> key;  // the looked-up key (vmap)
   std::uint32_t modulus = 0, offset = 0;
-  std::uint32_t mark = 0;  // mark_set
+  // mark_set: the new mark is (mark & ~mark_mask) ^ mark, as xt_mark and nft `meta mark set` compute it
+  std::uint32_t mark = 0, mark_mask = 0;
   // reject: the answer to an IPv4 and to an IPv6 connection
   reject_reply reject4, reject6{reject_reply::kind::icmpv6, 4};
   index set = none;        // set_update

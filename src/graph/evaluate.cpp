@@ -1157,7 +1157,7 @@ class evaluator {
         next.push_back(std::move(f));
         return;
       case action_kind::mark_set:
-        f.mark = (f.mark & ~a.mark) ^ a.mark;
+        f.mark = (f.mark & ~a.mark_mask) ^ a.mark;
         next.push_back(std::move(f));
         return;
       case action_kind::jump:

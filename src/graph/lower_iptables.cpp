@@ -447,7 +447,10 @@ class lowering {
       }
       case target_id::mark:
         a.kind = d::action_kind::mark_set;
-        if (auto m = as_mark(tg)) a.mark = m->value;
+        if (auto m = as_mark(tg)) {
+          a.mark = m->value;
+          a.mark_mask = m->mask;
+        }
         return;
       default:
         a.kind = d::action_kind::other;

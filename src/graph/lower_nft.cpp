@@ -683,10 +683,18 @@ class lowering {
         const auto* tm = mg->target != nullptr ? mg->target->get<meta_expr>() : nullptr;
         if (tm != nullptr && tm->key == meta_key::mark) {
           a.kind = d::action_kind::mark_set;
+          // `meta mark set V`, `meta mark set meta mark | V` (or ^ V, & V) as xt_mark's (mark & ~mask) ^ value
           if (mg->value != nullptr) {
-            if (const auto* i = mg->value->get<integer_expr>()) a.mark = static_cast<std::uint32_t>(i->value);
+            if (const auto* i = mg->value->get<integer_expr>()) {
+              a.mark = static_cast<std::uint32_t>(i->value);
+              a.mark_mask = 0xffffffff;
+            }
             if (const auto* b = mg->value->get<binop_expr>(); b != nullptr && b->right != nullptr)
-              if (const auto* i = b->right->get<integer_expr>()) a.mark = static_cast<std::uint32_t>(i->value);
+              if (const auto* i = b->right->get<integer_expr>()) {
+                const auto v = static_cast<std::uint32_t>(i->value);
+                a.mark = b->op == binop::and_ ? 0 : v;
+                a.mark_mask = b->op == binop::and_ ? ~v : b->op == binop::xor_ ? 0 : v;
+              }
           }
         } else {
           a.kind = d::action_kind::other;
