@@ -66,7 +66,7 @@ TEST_CASE("nflens compare: exit 0 when equivalent, 1 when not, 2 for usage and i
   REQUIRE(j["differences"].size() == 1);
   CHECK(j["differences"][0]["service"] == "shop/cache:redis");
   // The no-endpoints service answered with a TCP reset instead of ICMP port-unreachable (nft `reject`):
-  // not equivalent; icmp-admin-prohibited against nft's icmpx admin-prohibited: the same ICMP code 13.
+  // not equivalent; icmp-admin-prohibited against nft's icmp admin-prohibited: the same ICMP code 13.
   const auto with_reject = [&](const std::string& name, const std::string& iptables_type, const std::string& nft_with) {
     auto ipt = slurp(example("cluster.iptables"));
     const std::string from = "--reject-with icmp-port-unreachable";
@@ -85,9 +85,9 @@ TEST_CASE("nflens compare: exit 0 when equivalent, 1 when not, 2 for usage and i
   CHECK(r.status == 1);
   CHECK(r.output.find("frontend cluster-ip tcp 10.96.50.5:80: rejected with tcp reset in A, with icmp "
                       "port-unreachable in B") != std::string::npos);
-  r = with_reject("admin", "icmp-admin-prohibited", " with icmpx admin-prohibited");
+  r = with_reject("admin", "icmp-admin-prohibited", " with icmp admin-prohibited");
   CHECK(r.status == 0);
-  r = with_reject("host", "icmp-host-unreachable", " with icmpx admin-prohibited");
+  r = with_reject("host", "icmp-host-unreachable", " with icmp admin-prohibited");
   CHECK(r.status == 1);
   CHECK(r.output.find("rejected with icmp host-unreachable in A, with icmp admin-prohibited in B") != std::string::npos);
   std::ofstream(dir / "broken.rules") << "*nat\n-A FOO -j\nCOMMIT\n";

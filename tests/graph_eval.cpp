@@ -933,12 +933,14 @@ TEST_CASE("a mark target sets, clears and toggles bits as xt_mark and nft meta m
 
 TEST_CASE("a rejected frontend carries the kernel's answer for its family, and compare tells answers apart") {
   // (nft_reject: a bare reject and the icmpx codes become the packet family's own ICMP or ICMPv6 code)
-  const auto answer = [](const char* family, const char* addr, const std::string& reject) {
+  // (icmpx only in inet tables, where nft takes it; the NAT statement then names its family)
+  const auto answer = [](const char* family, const char* addr, const std::string& reject, bool inet = false) {
     const auto g = graph_of_nft(fmt::format(
-        "table {0} t {{\n\tchain pre {{\n\t\ttype filter hook prerouting priority mangle; policy accept;\n"
+        "table {4} t {{\n\tchain pre {{\n\t\ttype filter hook prerouting priority mangle; policy accept;\n"
         "\t\t{0} daddr {1} {2}\n\t}}\n\tchain nat {{\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n"
-        "\t\t{0} daddr {1} tcp dport 80 dnat to {3}\n\t}}\n}}\n",
-        family, addr, reject, family == std::string("ip") ? "10.1.0.1:80" : "[fd00::2]:80"));
+        "\t\t{0} daddr {1} tcp dport 80 dnat {5}to {3}\n\t}}\n}}\n",
+        family, addr, reject, family == std::string("ip") ? "10.1.0.1:80" : "[fd00::2]:80", inet ? "inet" : family,
+        inet ? std::string(family) + " " : std::string()));
     REQUIRE(g.services.size() == 1);
     REQUIRE(g.services[0].frontends.size() == 1);
     const auto& f = g.services[0].frontends[0];
@@ -947,15 +949,15 @@ TEST_CASE("a rejected frontend carries the kernel's answer for its family, and c
   };
   CHECK(answer("ip", "10.96.0.1", "reject").first == "icmp port-unreachable");
   CHECK(answer("ip6", "fd00::1", "reject").first == "icmpv6 port-unreachable");
-  CHECK(answer("ip", "10.96.0.1", "reject with icmpx no-route").first == "icmp net-unreachable");
-  CHECK(answer("ip6", "fd00::1", "reject with icmpx no-route").first == "icmpv6 no-route");
-  CHECK(answer("ip6", "fd00::1", "reject with icmpx host-unreachable").first == "icmpv6 addr-unreachable");
-  CHECK(answer("ip", "10.96.0.1", "reject with icmpx admin-prohibited").first == "icmp admin-prohibited");
+  CHECK(answer("ip", "10.96.0.1", "reject with icmpx no-route", true).first == "icmp net-unreachable");
+  CHECK(answer("ip6", "fd00::1", "reject with icmpx no-route", true).first == "icmpv6 no-route");
+  CHECK(answer("ip6", "fd00::1", "reject with icmpx host-unreachable", true).first == "icmpv6 addr-unreachable");
+  CHECK(answer("ip", "10.96.0.1", "reject with icmpx admin-prohibited", true).first == "icmp admin-prohibited");
   CHECK(answer("ip", "10.96.0.1", "reject with icmp host-prohibited").first == "icmp host-prohibited");
   CHECK(answer("ip", "10.96.0.1", "tcp dport 80 reject with tcp reset").first == "tcp reset");
 
   const auto bare = answer("ip", "10.96.0.1", "reject").second;
-  const auto icmpx = answer("ip", "10.96.0.1", "reject with icmpx port-unreachable").second;
+  const auto icmpx = answer("ip", "10.96.0.1", "reject with icmpx port-unreachable", true).second;
   const auto reset = answer("ip", "10.96.0.1", "tcp dport 80 reject with tcp reset").second;
   CHECK(compare(bare, icmpx).equivalent);  // the same answer, written two ways
   const auto c = compare(bare, reset);

@@ -293,6 +293,60 @@ bool nflens_refuses(const std::string& text) {
 }  // namespace
 
 TEST_SUITE("kernel") {
+  TEST_CASE("nft kernel: rule checks agree with nft's evaluation (a new user's differential run)") {
+    netns ns;
+    struct rule_case {
+      const char* family;
+      const char* rule;
+      bool loads;
+    };
+    const rule_case cases[] = {
+        {"ip", "ct original ip6 saddr ::1 accept", false},
+        {"inet", "ip saddr 1.2.3.4 ct original ip6 saddr ::1 accept", false},
+        {"inet", "ct original ip6 saddr ::1 ip saddr 1.2.3.4 accept", true},
+        {"inet", "ct original ip saddr 1.2.3.4 ct original ip6 daddr ::1 accept", true},
+        {"ip6", "ct original saddr 1.2.3.0/24 accept", false},
+        {"ip", "ct reply daddr != ::1 accept", false},
+        {"ip", "ct original saddr 1.2.3.4 accept", true},
+        {"inet", "icmp type echo-request dnat to 1.2.3.4", true},
+        {"inet", "ether type ip dnat to 1.2.3.4", true},
+        {"inet", "icmpv6 type echo-request dnat to ::1", true},
+        {"inet", "icmpv6 type echo-request dnat to 1.2.3.4", false},
+        {"inet", "igmp type membership-query dnat to 1.2.3.4", true},
+        {"inet", "ip6 saddr ::1 dnat ip to 1.2.3.4", false},
+        {"inet", "meta nfproto ipv6 dnat ip to 1.2.3.4", false},
+        {"inet", "ip saddr 1.2.3.4 ct protocol tcp redirect to :80", true},
+        {"inet", "ct protocol tcp redirect to :80", false},
+        {"ip", "tcp option maxseg size 1400 redirect to :80", false},
+        {"ip", "sctp chunk init exists dnat to 1.2.3.4:80", false},
+        {"ip", "udp dport 53 tcp dport vmap { 22 : accept }", false},
+        {"ip", "ip6 nexthdr vmap { tcp : drop }", false},
+        {"ip", "meta nfproto vmap { ipv4 : accept }", false},
+        {"ip", "udp dport 53 meta mark set tcp dport map { 22 : 1 }", false},
+        {"bridge", "meta l4proto tcp tproxy to :80", false},
+        {"ip", "udp dport 53 reject with tcp reset", false},
+        {"ip", "ip protocol udp reject with tcp reset", false},
+        {"ip", "meta l4proto tcp reject with tcp reset", true},
+        {"ip6", "reject with icmp type port-unreachable", false},
+        {"ip", "reject with icmpv6 type port-unreachable", false},
+        {"ip", "reject with icmpx type port-unreachable", false},
+        {"inet", "reject with icmpx type port-unreachable", true},
+        {"inet", "ip saddr 1.2.3.4 reject with icmpv6 type port-unreachable", false},
+        {"ip", "queue num 3-1", false},
+        {"ip", "queue num 5 fanout", false},
+        {"inet", "ip saddr 1.2.3.4 meta l4proto tcp tproxy to :80", false},
+        {"inet", "ip saddr 1.2.3.4 meta l4proto tcp tproxy ip to :80", true},
+        {"inet", "meta l4proto tcp tproxy to :80", true},
+        {"inet", "ip saddr 1.2.3.4 tcp dport 80 dnat to :80", true},
+    };
+    for (const auto& c : cases) {
+      const std::string text = std::string("table ") + c.family + " t {\n\tchain c {\n\t\t" + c.rule + "\n\t}\n}\n";
+      CAPTURE(text);
+      CHECK((ns.exec("nft -c -f - 2>/dev/null", &text).status == 0) == c.loads);
+      CHECK(nflens_refuses(text) == !c.loads);
+    }
+  }
+
   TEST_CASE("nft kernel: interface names, defines and base chains nft refuses, and what it takes") {
     netns ns;
     auto chain = [](const std::string& family, const std::string& spec) {

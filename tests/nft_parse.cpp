@@ -373,6 +373,27 @@ TEST_SUITE("unit") {
         {"ct protocol tcp dnat ip to 1.2.3.4:80", "inet", error_code::invalid_value, 19, "transport protocol match"},
         {"ip daddr vmap { 1.2.3.4 : accept, 1.2.3.4 : drop }", "ip", error_code::object_exists, 37,
          "key 1.2.3.4 is in this map already, with other data"},
+        // found by a new user's differential run against nft 1.0.6 (nflens took these)
+        {"ct original ip6 saddr ::1 accept", "ip", error_code::invalid_value, 3, "a ct ip6 address in a table of family ip"},
+        {"ip saddr 1.2.3.4 ct original ip6 saddr ::1 accept", "inet", error_code::invalid_value, 20, "a ct ip6 address after an ip header"},
+        {"ct original saddr 1.2.3.0/24 accept", "ip6", error_code::invalid_address, 21, "an IPv4 address for a ct address"},
+        {"ct reply daddr != ::1 accept", "ip", error_code::invalid_address, 21, "an IPv6 address for a ct address"},
+        {"ip6 saddr ::1 dnat ip to 1.2.3.4", "inet", error_code::invalid_address, 17, "conflicting protocols specified: ip6 vs. ip"},
+        {"icmpv6 type echo-request dnat to 1.2.3.4", "inet", error_code::invalid_address, 36, "an IPv4 address where the NAT statement works on ip6"},
+        {"tcp option maxseg size 1400 redirect to :80", "ip", error_code::invalid_value, 31, "transport protocol match"},
+        {"sctp chunk init exists dnat to 1.2.3.4:80", "ip", error_code::invalid_value, 26, "transport protocol match"},
+        {"udp dport 53 tcp dport vmap { 22 : accept }", "ip", error_code::invalid_value, 16, "a header of tcp after a match on udp"},
+        {"ip6 nexthdr vmap { tcp : drop }", "ip", error_code::invalid_value, 3, "an ip6 header in a table of family ip"},
+        {"meta nfproto vmap { ipv4 : accept }", "ip", error_code::invalid_value, 3, "meta nfproto outside an inet table"},
+        {"udp dport 53 meta mark set tcp dport map { 22 : 1 }", "ip", error_code::invalid_value, 30, "a header of tcp after a match on udp"},
+        {"meta l4proto tcp tproxy to :80", "bridge", error_code::invalid_value, 20, "tproxy is only supported for IPv4/IPv6/INET"},
+        {"udp dport 53 reject with tcp reset", "ip", error_code::invalid_value, 16, "you cannot use tcp reset with this protocol"},
+        {"reject with icmp type port-unreachable", "ip6", error_code::invalid_value, 3, "reject with icmp for ip6 packets"},
+        {"reject with icmpx type port-unreachable", "ip", error_code::invalid_value, 3, "abstracted ICMP unreachable not supported"},
+        {"ip saddr 1.2.3.4 reject with icmpv6 type port-unreachable", "inet", error_code::invalid_value, 20, "reject with icmpv6 for ip packets"},
+        {"queue num 3-1", "ip", error_code::invalid_value, 13, "Range has zero or negative size"},
+        {"queue num 5 fanout", "ip", error_code::invalid_value, 13, "fanout requires a range"},
+        {"ip saddr 1.2.3.4 meta l4proto tcp tproxy to :80", "inet", error_code::invalid_address, 37, "needs `tproxy ip`"},
     };
     for (const auto& b : bad) {
       one_rule r(std::string(b.rule) + "\n\t}\n\tchain c2 {", b.family);
@@ -411,6 +432,8 @@ TEST_SUITE("unit") {
         // in an ip table ct protocol is a transport protocol match (found by a new user: refused)
         "ct protocol tcp dnat to 1.2.3.4:80", "ct protocol tcp redirect to :80", "ct protocol tcp tproxy to :80",
         "ct original protocol 6 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
+        "tcp dport 53 reject with tcp reset", "meta l4proto tcp reject with tcp reset", "reject with tcp reset",
+        "ct original saddr 1.2.3.4 accept", "ether type ip6 meta l4proto tcp accept", "queue num 3-4 fanout",
     };
     for (const char* text : good) {
       one_rule r(text);
@@ -427,7 +450,16 @@ TEST_SUITE("unit") {
                              "ip saddr != 1.2.3.4 ct reply daddr 1.2.3.4 accept",
                              "dnat ip to 10.0.0.1", "ip daddr 1.2.3.4 dnat to 10.0.0.1", "meta nfproto ipv4 dnat to 10.0.0.1",
                              "meta nfproto ipv6 dnat to [::1]", "ip daddr 1.1.1.1 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 }",
-                             "masquerade", "meta l4proto tcp redirect to :80"}) {
+                             "masquerade", "meta l4proto tcp redirect to :80",
+                             // matches that tell nft the family by their dependency (found by a new user: refused)
+                             "icmp type echo-request dnat to 1.2.3.4", "ether type ip dnat to 1.2.3.4",
+                             "icmpv6 type echo-request dnat to ::1", "igmp type membership-query dnat to 1.2.3.4",
+                             "ether type 0x86dd dnat to ::1", "ip saddr 1.2.3.4 ct protocol tcp redirect to :80",
+                             "ct original ip saddr 1.2.3.4 ct original ip6 daddr ::1 accept",
+                             "ct original ip6 saddr ::1 ip saddr 1.2.3.4 accept",
+                             "ip saddr 1.2.3.4 meta l4proto tcp tproxy ip to :80", "meta l4proto tcp tproxy to :80",
+                             "reject with icmpx type port-unreachable", "reject with icmpv6 type port-unreachable",
+                             "ip saddr 1.2.3.4 tcp dport 80 dnat to :80"}) {
       one_rule r(text, "inet");
       CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
     }

@@ -30,6 +30,19 @@ struct rule_context {
   const expr* ip_at = nullptr;
   const expr* ip6_at = nullptr;
   const expr* nfproto_at = nullptr;
+  // a match that implies the network protocol by its dependency (icmp and igmp: ip, icmpv6: ip6, `ether
+  // type ip|ip6`): none until one is seen
+  nfproto implied = nfproto::none;
+  const expr* ct_ip_at = nullptr;   // `ct [dir] ip saddr|daddr`
+  const expr* ct_ip6_at = nullptr;  // `ct [dir] ip6 saddr|daddr`
+  /// The network protocol the rule's matches so far are for: an ip or ip6 header, `meta nfproto`, or a
+  /// match that implies one; none when nothing tells.
+  [[nodiscard]] nfproto known() const noexcept {
+    if (nfproto_value != nfproto::none) return nfproto_value;
+    if (ip_at != nullptr) return nfproto::ip;
+    if (ip6_at != nullptr) return nfproto::ip6;
+    return implied;
+  }
 };
 /// The protocol number of a transport header, as nft's payload dependency matches it; 0 for the others.
 std::uint8_t transport_number(header h) noexcept {
@@ -81,10 +94,14 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
                                        name(p->protocol), transport_name(c.l4), transport_name(c.l4), name(p->protocol))};
       if (c.l4 == 0) c.l4 = n;
     }
+    // (a tcp option or an sctp chunk is not a transport protocol match for nft: `tcp option maxseg size
+    // 1400 redirect to :80` is refused)
     switch (p->protocol) {
-      case header::icmp: case header::igmp: case header::icmpv6: case header::udp: case header::udplite:
-      case header::tcp: case header::dccp: case header::sctp: case header::tcp_option: case header::sctp_chunk:
-      case header::dccp_option:
+      case header::icmp: case header::igmp: case header::icmpv6:
+        if (c.implied == nfproto::none) c.implied = p->protocol == header::icmpv6 ? nfproto::ip6 : nfproto::ip;
+        c.transport = true;
+        break;
+      case header::udp: case header::udplite: case header::tcp: case header::dccp: case header::sctp:
         c.transport = true;
         break;
       case header::ip:
@@ -99,6 +116,10 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
         break;
     }
   } else if (const auto* ct = e.get<ct_expr>()) {
+    if ((ct->key == ct_key::saddr || ct->key == ct_key::daddr) && ct->protocol == nfproto::ip && !c.ct_ip_at)
+      c.ct_ip_at = &e;
+    if ((ct->key == ct_key::saddr || ct->key == ct_key::daddr) && ct->protocol == nfproto::ip6 && !c.ct_ip6_at)
+      c.ct_ip6_at = &e;
     if ((ct->key == ct_key::saddr || ct->key == ct_key::daddr) && ct->protocol == nfproto::none &&
         c.several_families && !c.family_maybe_known && c.ip_at == nullptr && c.ip6_at == nullptr &&
         c.nfproto_value == nfproto::none) {
@@ -132,16 +153,25 @@ void check_family(family table_family, const rule_context& c, nfproto written, c
     throw rule_problem{w, error_code::invalid_address, std::move(message)};
   };
   nfproto fam = table_family == family::ip ? nfproto::ip : table_family == family::ip6 ? nfproto::ip6 : nfproto::none;
+  const auto family_word = [](nfproto p) { return p == nfproto::ip ? "ip" : "ip6"; };
   if (written != nfproto::none) {
     if (fam != nfproto::none && fam != written)
       fail(nullptr, s, fmt::format("{} {} in a table of family {} (nft: \"conflicting protocols specified\")", what,
-                                   written == nfproto::ip ? "ip" : "ip6", name(table_family)));
+                                   family_word(written), name(table_family)));
+    if (table_family == family::inet && c.known() != nfproto::none && c.known() != written)
+      fail(nullptr, s, fmt::format("{} {} after a match on {} (nft: \"conflicting protocols specified: {} vs. {}\")", what,
+                                   family_word(written), family_word(c.known()), family_word(c.known()),
+                                   family_word(written)));
     fam = written;
   }
   if (fam == nfproto::none && table_family == family::inet) {
-    if (c.ip_at != nullptr) fam = nfproto::ip;
-    if (c.ip6_at != nullptr) fam = nfproto::ip6;
-    if (c.nfproto_value != nfproto::none) fam = c.nfproto_value;
+    fam = c.known();
+    // nft's tproxy takes its family only as written once the rule's matches tell one
+    if (fam != nfproto::none && what == "tproxy")
+      fail(nullptr, s, fmt::format("tproxy in an inet table after a match on {0} needs `tproxy {0}` (nft: "
+                                   "\"conflicting protocols specified: {0} vs. unknown. You must specify ip or ip6 "
+                                   "family in tproxy statement\")",
+                                   family_word(fam)));
   }
   if (address == nullptr) return;
   if (fam == nfproto::none && table_family == family::inet)
@@ -190,6 +220,45 @@ bool neutral_for_family(const expr& e) noexcept {
   return false;
 }
 
+/// The first address a match value names: an address, a prefix, a range or a set of them; null otherwise.
+const address_expr* first_address(const expr& e) noexcept {
+  if (const auto* a = e.get<address_expr>()) return a;
+  if (const auto* p = e.get<prefix_expr>()) return p->value != nullptr ? first_address(*p->value) : nullptr;
+  if (const auto* r = e.get<range_expr>()) return r->low != nullptr ? first_address(*r->low) : nullptr;
+  if (const auto* s = e.get<set_expr>())
+    return !s->elements.empty() && s->elements.front().key != nullptr ? first_address(*s->elements.front().key) : nullptr;
+  return nullptr;
+}
+
+/// `ether type ip|ip6` (or 0x0800 / 0x86dd): the network protocol it tells, none otherwise.
+nfproto ether_type_family(const match_stmt& m) noexcept {
+  const auto* p = m.left->get<payload_expr>();
+  if (p == nullptr || p->protocol != header::ether || p->field != header_field::type || m.op == relational_op::neq)
+    return nfproto::none;
+  if (const auto* sy = m.right->get<symbol_expr>()) return sy->name == "ip" ? nfproto::ip : sy->name == "ip6" ? nfproto::ip6 : nfproto::none;
+  if (const auto* i = m.right->get<integer_expr>()) return i->value == 0x0800 ? nfproto::ip : i->value == 0x86dd ? nfproto::ip6 : nfproto::none;
+  return nfproto::none;
+}
+
+/// nft's checks of a reject statement against the table's family and the rule's matches.
+void check_reject(family table_family, const rule_context& c, const reject_stmt& r, const stmt& s) {
+  const auto refuse = [&s](std::string message) { throw rule_problem{s.where, error_code::invalid_value, std::move(message)}; };
+  if (r.type == reject_type::tcp_reset && c.l4 != 0 && c.l4 != 6)
+    refuse(fmt::format("reject with tcp reset after a match on {} (nft: \"you cannot use tcp reset with this protocol\")",
+                       transport_name(c.l4)));
+  if (r.type == reject_type::icmpx && (table_family == family::ip || table_family == family::ip6))
+    refuse(fmt::format("reject with icmpx in a table of family {}: use icmp or icmpv6 (nft: \"abstracted ICMP "
+                       "unreachable not supported\")",
+                       name(table_family)));
+  const nfproto fam = table_family == family::ip    ? nfproto::ip
+                      : table_family == family::ip6 ? nfproto::ip6
+                      : table_family == family::inet ? c.known()
+                                                     : nfproto::none;
+  if ((r.type == reject_type::icmp && fam == nfproto::ip6) || (r.type == reject_type::icmpv6 && fam == nfproto::ip))
+    refuse(fmt::format("reject with {} for {} packets (nft: \"conflicting protocols specified: ip vs ip6\")",
+                       r.type == reject_type::icmp ? "icmp" : "icmpv6", fam == nfproto::ip ? "ip" : "ip6"));
+}
+
 bool is_terminal(const stmt& s) noexcept {
   if (const auto* v = s.get<verdict_stmt>()) return v->kind != verdict::continue_;
   return s.is<reject_stmt>() || s.is<nat_stmt>() || s.is<queue_stmt>();
@@ -207,12 +276,26 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       scan_selectors(*m->left, m->op != relational_op::neq, c);
       if (!neutral_for_family(*m->left)) c.family_maybe_known = true;
       // in an ip or ip6 table nft takes `ct [original|reply] protocol P` as the transport protocol
-      if (const auto* ck = m->left->get<ct_expr>(); ck != nullptr && ck->key == ct_key::protocol &&
-                                                    (table_family == family::ip || table_family == family::ip6) &&
-                                                    m->op != relational_op::neq) {
+      // (in an inet table once the rule's matches tell the family)
+      if (const auto* ck = m->left->get<ct_expr>();
+          ck != nullptr && ck->key == ct_key::protocol && m->op != relational_op::neq &&
+          (table_family == family::ip || table_family == family::ip6 ||
+           (table_family == family::inet && c.known() != nfproto::none))) {
         c.transport = true;
         if (c.l4 == 0) c.l4 = protocol_value(*m->right);
       }
+      if (c.implied == nfproto::none) c.implied = ether_type_family(*m);
+      // `ct saddr 1.2.3.4` in an ip6 table (and an IPv6 address in an ip table): the address is read as
+      // the table's family
+      if (const auto* ck = m->left->get<ct_expr>();
+          ck != nullptr && (ck->key == ct_key::saddr || ck->key == ct_key::daddr) && ck->protocol == nfproto::none &&
+          (table_family == family::ip || table_family == family::ip6))
+        if (const auto* a = first_address(*m->right);
+            a != nullptr && (a->address.family == ip_family::ipv4) != (table_family == family::ip))
+          throw rule_problem{m->right->where, error_code::invalid_address,
+                             fmt::format("an {} address for a ct address in a table of family {} (nft: \"Address "
+                                         "family for hostname not supported\")",
+                                         a->address.family == ip_family::ipv4 ? "IPv4" : "IPv6", name(table_family))};
       if (m->op != relational_op::neq && c.l4 == 0) {
         const auto* mk = m->left->get<meta_expr>();
         const auto* pk = m->left->get<payload_expr>();
@@ -226,16 +309,40 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       const auto* value = m->right->get<symbol_expr>();
       if (key != nullptr && key->key == meta_key::nfproto && value != nullptr && m->op != relational_op::neq)
         c.nfproto_value = value->name == "ipv4" ? nfproto::ip : value->name == "ipv6" ? nfproto::ip6 : c.nfproto_value;
+    } else if (const auto* vm = s.get<verdict_map_stmt>(); vm != nullptr && vm->key != nullptr) {
+      scan_selectors(*vm->key, true, c);
+    } else if (const auto* mg = s.get<mangle_stmt>(); mg != nullptr && mg->value != nullptr && mg->value->is<map_expr>()) {
+      scan_selectors(*mg->value, true, c);  // the map's key: `meta mark set tcp dport map { 22 : 1 }`
+    } else if (const auto* rj = s.get<reject_stmt>()) {
+      check_reject(table_family, c, *rj, s);
     } else if (const auto* t = s.get<tproxy_stmt>()) {
+      if (table_family != family::ip && table_family != family::ip6 && table_family != family::inet)
+        throw rule_problem{s.where, error_code::invalid_value,
+                           fmt::format("tproxy in a table of family {} (nft: \"tproxy is only supported for "
+                                       "IPv4/IPv6/INET\")",
+                                       name(table_family))};
       check_family(table_family, c, t->protocol, t->address, s, "tproxy");
       if (!c.transport)
         throw rule_problem{s.where, error_code::invalid_value,
                            "tproxy needs a transport protocol match earlier in the rule, such as `meta l4proto tcp` "
                            "(nft: \"Transparent proxy support requires transport protocol match\")"};
     } else if (const auto* q = s.get<queue_stmt>(); q != nullptr && q->number != nullptr) {
-      // queue numbers are 16 bits
+      // queue numbers are 16 bits; a range goes up; fanout needs one
       const expr* hi = q->number;
-      if (const auto* r = hi->get<range_expr>()) hi = r->high;
+      const auto* range = hi->get<range_expr>();
+      if (range != nullptr) hi = range->high;
+      if ((q->flags & static_cast<std::uint8_t>(queue_flag::fanout)) != 0 && range == nullptr &&
+          q->number->is<integer_expr>())
+        throw rule_problem{q->number->where, error_code::invalid_value,
+                           "queue fanout needs a range of queue numbers (nft: \"fanout requires a range to be "
+                           "specified\")"};
+      if (range != nullptr)
+        if (const auto* lo = range->low != nullptr ? range->low->get<integer_expr>() : nullptr,
+                       *h = range->high != nullptr ? range->high->get<integer_expr>() : nullptr;
+            lo != nullptr && h != nullptr && lo->value > h->value)
+          throw rule_problem{q->number->where, error_code::invalid_value,
+                             fmt::format("queue numbers {}-{} go down (nft: \"Range has zero or negative size\")",
+                                         lo->value, h->value)};
       if (const auto* n = hi->get<integer_expr>(); n != nullptr && n->value > 65535)
         throw rule_problem{hi->where, error_code::number_out_of_range,
                            fmt::format("queue number {} is out of range (0 to 65535)", n->value)};
@@ -260,6 +367,15 @@ void check_all(family table_family, std::span<const stmt> stmts) {
     conflict(c.ip6_at, "an ip6 header in a table of family ip (nft: \"conflicting protocols specified: ip vs. ip6\")");
   if (table_family == family::ip6 && c.ip_at)
     conflict(c.ip_at, "an ip header in a table of family ip6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
+  if (table_family == family::ip && c.ct_ip6_at)
+    conflict(c.ct_ip6_at, "a ct ip6 address in a table of family ip (nft: \"conflicting protocols specified: ip vs. ip6\")");
+  if (table_family == family::ip6 && c.ct_ip_at)
+    conflict(c.ct_ip_at, "a ct ip address in a table of family ip6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
+  // a ct address of the other family after an ip or ip6 header (before it, nft takes both)
+  if (c.ip_at && c.ct_ip6_at && c.ip_at->where.offset < c.ct_ip6_at->where.offset)
+    conflict(c.ct_ip6_at, "a ct ip6 address after an ip header (nft: \"conflicting protocols specified: ip vs. ip6\")");
+  if (c.ip6_at && c.ct_ip_at && c.ip6_at->where.offset < c.ct_ip_at->where.offset)
+    conflict(c.ct_ip_at, "a ct ip address after an ip6 header (nft: \"conflicting protocols specified: ip6 vs. ip\")");
   if (c.ip_at && c.ip6_at)
     conflict(c.ip_at->where.offset > c.ip6_at->where.offset ? c.ip_at : c.ip6_at,
              "ip and ip6 headers in one rule (nft: \"conflicting protocols specified\")");
