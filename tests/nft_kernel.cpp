@@ -338,6 +338,12 @@ TEST_SUITE("kernel") {
         {"inet", "ip saddr 1.2.3.4 meta l4proto tcp tproxy ip to :80", true},
         {"inet", "meta l4proto tcp tproxy to :80", true},
         {"inet", "ip saddr 1.2.3.4 tcp dport 80 dnat to :80", true},
+        {"ip", "ether type ip6 tcp dport 80 dnat to 1.2.3.4:80", false},
+        {"ip", "ether type ip6 meta l4proto tcp tproxy to 1.2.3.4:80", false},
+        {"ip6", "ether type ip snat to ::1", false},
+        {"ip", "ether type ip dnat to 1.2.3.4", true},
+        {"ip", "ether type ip6 tcp dport 80 redirect to :81", true},
+        {"ip", "icmpv6 type echo-request dnat to 1.2.3.4", true},
     };
     for (const auto& c : cases) {
       const std::string text = std::string("table ") + c.family + " t {\n\tchain c {\n\t\t" + c.rule + "\n\t}\n}\n";

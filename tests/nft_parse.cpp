@@ -394,6 +394,8 @@ TEST_SUITE("unit") {
         {"queue num 3-1", "ip", error_code::invalid_value, 13, "Range has zero or negative size"},
         {"queue num 5 fanout", "ip", error_code::invalid_value, 13, "fanout requires a range"},
         {"ip saddr 1.2.3.4 meta l4proto tcp tproxy to :80", "inet", error_code::invalid_address, 37, "needs `tproxy ip`"},
+        {"ether type ip6 tcp dport 80 dnat to 1.2.3.4:80", "ip", error_code::invalid_address, 31, "conflicting protocols specified: ip6 vs. ip"},
+        {"ether type ip snat to ::1", "ip6", error_code::invalid_address, 17, "after `ether type ip` in a table of family ip6"},
     };
     for (const auto& b : bad) {
       one_rule r(std::string(b.rule) + "\n\t}\n\tchain c2 {", b.family);
@@ -434,6 +436,8 @@ TEST_SUITE("unit") {
         "ct original protocol 6 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
         "tcp dport 53 reject with tcp reset", "meta l4proto tcp reject with tcp reset", "reject with tcp reset",
         "ct original saddr 1.2.3.4 accept", "ether type ip6 meta l4proto tcp accept", "queue num 3-4 fanout",
+        "ether type ip dnat to 1.2.3.4", "ether type ip6 tcp dport 80 redirect to :81",
+        "icmpv6 type echo-request dnat to 1.2.3.4",  // nft takes it in an ip table
     };
     for (const char* text : good) {
       one_rule r(text);

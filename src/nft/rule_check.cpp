@@ -33,6 +33,7 @@ struct rule_context {
   // a match that implies the network protocol by its dependency (icmp and igmp: ip, icmpv6: ip6, `ether
   // type ip|ip6`): none until one is seen
   nfproto implied = nfproto::none;
+  nfproto ether = nfproto::none;  // the first `ether type ip|ip6` match
   const expr* ct_ip_at = nullptr;   // `ct [dir] ip saddr|daddr`
   const expr* ct_ip6_at = nullptr;  // `ct [dir] ip6 saddr|daddr`
   /// The network protocol the rule's matches so far are for: an ip or ip6 header, `meta nfproto`, or a
@@ -174,6 +175,12 @@ void check_family(family table_family, const rule_context& c, nfproto written, c
                                    family_word(fam)));
   }
   if (address == nullptr) return;
+  // in an ip or ip6 table, an address after `ether type` of the other family (nft takes icmpv6 there)
+  if (written == nfproto::none && fam != nfproto::none && c.ether != nfproto::none && c.ether != fam)
+    fail(nullptr, s, fmt::format("{} to an address after `ether type {}` in a table of family {} (nft: \"conflicting "
+                                 "protocols specified: {} vs. {}\")",
+                                 what, family_word(c.ether), name(table_family), family_word(c.ether),
+                                 family_word(fam)));
   if (fam == nfproto::none && table_family == family::inet)
     fail(nullptr, s, fmt::format("an address of a {} statement in an inet table needs `ip` or `ip6` after the "
                                  "statement's name, or a match on ip or ip6 before it (nft: \"ip or ip6 must be "
@@ -284,7 +291,8 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         c.transport = true;
         if (c.l4 == 0) c.l4 = protocol_value(*m->right);
       }
-      if (c.implied == nfproto::none) c.implied = ether_type_family(*m);
+      if (c.ether == nfproto::none) c.ether = ether_type_family(*m);
+      if (c.implied == nfproto::none) c.implied = c.ether;
       // `ct saddr 1.2.3.4` in an ip6 table (and an IPv6 address in an ip table): the address is read as
       // the table's family
       if (const auto* ck = m->left->get<ct_expr>();
