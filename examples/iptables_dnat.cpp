@@ -41,17 +41,17 @@ int main(int argc, char** argv) {
     // before it left (the kernel compares a 31-bit threshold: as_statistic gives the exact value)
     double left = 1.0;
     for (const ipt::rule& r : ipt::rules_of(*nat, c)) {
-      for (const ipt::match& m : r.spec->matches)
+      for (const ipt::match& m : r.matches())
         if (const auto st = ipt::as_statistic(m); st && st->mode == ipt::statistic_mode::random) {
-          fmt::print("{} -> {}: {:.9f} of the chain\n", c.name, r.spec->target.name, left * st->probability());
+          fmt::print("{} -> {}: {:.9f} of the chain\n", c.name, r.target().name, left * st->probability());
           left *= 1.0 - st->probability();
         }
-      if (r.spec->target.id == ipt::target_id::chain && left < 1.0 && r.spec->matches.size() <= 1) {
-        fmt::print("{} -> {}: {:.9f} of the chain (the rest)\n", c.name, r.spec->target.name, left);
+      if (r.target().id == ipt::target_id::chain && left < 1.0 && r.matches().size() <= 1) {
+        fmt::print("{} -> {}: {:.9f} of the chain (the rest)\n", c.name, r.target().name, left);
         left = 0.0;
       }
       // where a connection is sent, and the line that says so
-      if (const auto t = ipt::as_nat(r.spec->target); t && r.spec->target.id == ipt::target_id::dnat && t->range) {
+      if (const auto t = ipt::as_nat(r.target()); t && r.target().id == ipt::target_id::dnat && t->range) {
         const auto at = r.file->locate(r.where);
         fmt::print("{}:{}: {} DNAT to {}:{}\n", r.file->name(), at.line, c.name,
                    nflens::to_string(t->range->min_address), t->range->ports.first);

@@ -70,7 +70,7 @@ TEST_SUITE("unit") {
     const std::size_t line = text.find("-A INPUT");
     const std::size_t width = text.find('\n', line) - line + 1;
     CHECK(rule_count(r.value) == (text.size() - line - 7) / width);
-    CHECK(r.value.tables[0].rules[0].spec->matches.size() == 61);
+    CHECK(r.value.tables[0].rules[0].matches().size() == 61);
   }
 
   TEST_CASE("hostile iptables: a 10 MB chain name and a 10 MB comment") {

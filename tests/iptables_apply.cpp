@@ -270,4 +270,42 @@ TEST_SUITE("unit") {
     CHECK(errors[1].code == error_code::chain_not_found);
     CHECK(errors[1].file->locate(errors[1].where).line == 3);
   }
+
+  TEST_CASE("iptables apply: a rule derived by -E or an address list keeps its own line, the new names come along") {
+    // base dump, then a --noflush restore that renames the chain B (its rules and the jump to it follow)
+    auto base = ipt::load("base.rules",
+                          "*filter\n:INPUT ACCEPT [0:0]\n:B - [0:0]\n-A INPUT -s 10.0.0.1,10.0.0.2 -j B\n"
+                          "-A B -p tcp -m tcp --dport 22 -j ACCEPT\nCOMMIT\n");
+    REQUIRE(base.ok());
+    auto update = ipt::parse("update.rules", "*filter\n-E B RENAMED\nCOMMIT\n");
+    REQUIRE(update.ok());
+    ipt::ruleset state = std::move(base.value);
+    REQUIRE(ipt::apply(state, update.value, {.noflush = true}).empty());
+    CHECK(ipt::print(state) ==
+          "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:RENAMED - [0:0]\n"
+          "-A INPUT -s 10.0.0.1/32 -j RENAMED\n"
+          "-A INPUT -s 10.0.0.2/32 -j RENAMED\n-A RENAMED -p tcp -m tcp --dport 22 -j ACCEPT\nCOMMIT\n");
+    const auto& t = state.tables.at(0);
+    REQUIRE(t.rules.size() == 3);
+    // the renamed rule is still located in the dump it came from, at its own line
+    CHECK(t.rules[2].chain() == "RENAMED");
+    CHECK(t.rules[2].file->name() == "base.rules");
+    CHECK(t.rules[2].file->locate(t.rules[2].where).line == 5);
+    CHECK(t.rules[2].matches().size() == 1);
+    CHECK(t.rules[2].matches()[0].options().size() == 1);
+    // one rule per address of the list, each with the jump, renamed, and the address's own span
+    CHECK(t.rules[0].target().name == "RENAMED");
+    REQUIRE(t.rules[0].source().size() == 1);
+    REQUIRE(t.rules[1].source().size() == 1);
+    CHECK(t.rules[0].file->text(t.rules[0].source()[0].where) == "10.0.0.1");
+    CHECK(t.rules[1].file->text(t.rules[1].source()[0].where) == "10.0.0.2");
+    CHECK(t.rules[1].file->text(t.rules[1].target().where) == "-j B");  // as written, before the rename
+  }
+
+  TEST_CASE("iptables AST: a rule is 80 bytes and a match 32, so that a dump parses into under 3 times its size") {
+    CHECK(sizeof(ipt::rule) <= 80);
+    CHECK(sizeof(ipt::match) <= 32);
+    CHECK(sizeof(ipt::chain) <= 64);
+    CHECK(sizeof(ipt::option) <= 24);
+  }
 }

@@ -58,10 +58,10 @@ ipt::parse_options family_of(std::string_view name) {
 bool fully_typed(const ipt::ruleset& rs) {
   for (const auto& t : rs.tables)
     for (const auto& r : t.rules) {
-      if (r.spec == nullptr) continue;
-      for (const auto& m : r.spec->matches)
+      if (!r.has_spec()) continue;
+      for (const auto& m : r.matches())
         if (m.id == ipt::module_id::generic) return false;
-      if (r.spec->target.id == ipt::target_id::generic) return false;
+      if (r.target().id == ipt::target_id::generic) return false;
     }
   return true;
 }

@@ -49,19 +49,19 @@ TEST_SUITE("unit") {
     CHECK(t.chains[0].name == "PREROUTING");
     CHECK(t.chains[0].builtin);
     CHECK(t.chains[0].policy == ipt::chain_policy::accept);
-    REQUIRE(t.chains[0].counters.has_value());
-    CHECK(t.chains[0].counters->packets == 12);
-    CHECK(t.chains[0].counters->bytes == 345);
+    REQUIRE(t.chains[0].has_counters);
+    CHECK(t.chains[0].counters.packets == 12);
+    CHECK(t.chains[0].counters.bytes == 345);
     CHECK(t.chains[1].name == "KUBE-SERVICES");
     CHECK_FALSE(t.chains[1].builtin);
     CHECK(t.chains[1].policy == ipt::chain_policy::none);
     REQUIRE(t.rules.size() == 1);
     const auto& r = t.rules[0];
     CHECK(r.command == ipt::command_kind::append);
-    CHECK(r.chain == "PREROUTING");
-    REQUIRE(r.spec != nullptr);
-    CHECK(r.spec->target.id == ipt::target_id::chain);
-    CHECK(r.spec->target.name == "KUBE-SERVICES");
+    CHECK(r.chain() == "PREROUTING");
+    REQUIRE(r.has_spec());
+    CHECK(r.target().id == ipt::target_id::chain);
+    CHECK(r.target().name == "KUBE-SERVICES");
     const auto at = r.file->locate(r.where);
     CHECK(at.line == 5);
     CHECK(at.column == 1);
@@ -91,29 +91,29 @@ TEST_SUITE("unit") {
         "*nat\n-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp -p tcp -d 172.30.0.41 "
         "--dport 80 -j KUBE-SVC-XPGD46QRK7WJZT7O\nCOMMIT\n");
     const auto& r = only_rule(rs);
-    const auto& s = *r.spec;
-    REQUIRE(s.destination.size() == 1);
-    CHECK(nflens::to_string(s.destination[0].value.address) == "172.30.0.41");
-    CHECK(ipt::prefix_length(s.destination[0].value) == 32);
-    CHECK_FALSE(s.destination[0].negated);
-    CHECK(text_of(r, s.destination[0].where) == "172.30.0.41");
-    CHECK(s.protocol.present);
-    CHECK(s.protocol.number == 6);
-    REQUIRE(s.matches.size() == 2);
-    CHECK(s.matches[0].id == ipt::module_id::comment);
-    CHECK(ipt::as_comment(s.matches[0])->text == "ns1/svc1:p80 cluster IP");
-    CHECK(s.matches[1].id == ipt::module_id::tcp);
-    CHECK_FALSE(s.matches[1].implicit);
-    const auto tcp = ipt::as_tcp(s.matches[1]);
+    const auto& s = r;
+    REQUIRE(s.destination().size() == 1);
+    CHECK(nflens::to_string(s.destination()[0].value.address) == "172.30.0.41");
+    CHECK(ipt::prefix_length(s.destination()[0].value) == 32);
+    CHECK_FALSE(s.destination()[0].negated);
+    CHECK(text_of(r, s.destination()[0].where) == "172.30.0.41");
+    CHECK(s.protocol().present);
+    CHECK(s.protocol().number == 6);
+    REQUIRE(s.matches().size() == 2);
+    CHECK(s.matches()[0].id == ipt::module_id::comment);
+    CHECK(ipt::as_comment(s.matches()[0])->text == "ns1/svc1:p80 cluster IP");
+    CHECK(s.matches()[1].id == ipt::module_id::tcp);
+    CHECK_FALSE(s.matches()[1].implicit);
+    const auto tcp = ipt::as_tcp(s.matches()[1]);
     REQUIRE(tcp.has_value());
     REQUIRE(tcp->destination.has_value());
     CHECK(tcp->destination->first == 80);
     CHECK(tcp->destination->last == 80);
     CHECK_FALSE(tcp->source.has_value());
-    REQUIRE(s.matches[1].options.size() == 1);
-    CHECK(text_of(r, s.matches[1].options[0].where) == "--dport 80");
-    CHECK(s.target.id == ipt::target_id::chain);
-    CHECK(s.target.name == "KUBE-SVC-XPGD46QRK7WJZT7O");
+    REQUIRE(s.matches()[1].options().size() == 1);
+    CHECK(text_of(r, s.matches()[1].options()[0].where) == "--dport 80");
+    CHECK(s.target().id == ipt::target_id::chain);
+    CHECK(s.target().name == "KUBE-SVC-XPGD46QRK7WJZT7O");
   }
 
   TEST_CASE("iptables parse: statistic ladder, recent affinity and DNAT") {
@@ -125,12 +125,12 @@ TEST_SUITE("unit") {
         "COMMIT\n");
     const auto& rules = rs.tables.at(0).rules;
     REQUIRE(rules.size() == 3);
-    const auto st = ipt::as_statistic(rules[0].spec->matches[0]);
+    const auto st = ipt::as_statistic(rules[0].matches()[0]);
     REQUIRE(st.has_value());
     CHECK(st->mode == ipt::statistic_mode::random);
     CHECK(st->probability_fixed == 715827883u);  // round(0.3333333333 * 2^31)
     CHECK(st->probability() == 715827883.0 / 2147483648.0);
-    const auto rc = ipt::as_recent(rules[1].spec->matches[0]);
+    const auto rc = ipt::as_recent(rules[1].matches()[0]);
     REQUIRE(rc.has_value());
     CHECK(rc->command == ipt::recent_command::rcheck);
     CHECK(rc->seconds == 10800);
@@ -138,21 +138,21 @@ TEST_SUITE("unit") {
     CHECK(rc->name == "KUBE-SEP-A");
     CHECK(rc->rsource);
     CHECK(nflens::to_string(rc->mask) == "255.255.255.255");
-    const auto nat = ipt::as_nat(rules[2].spec->target);
+    const auto nat = ipt::as_nat(rules[2].target());
     REQUIRE(nat.has_value());
     REQUIRE(nat->range.has_value());
     CHECK(nflens::to_string(nat->range->min_address) == "10.180.0.3");
     CHECK(nat->range->has_ports);
     CHECK(nat->range->ports.first == 8080);
-    CHECK(rules[2].spec->target.id == ipt::target_id::dnat);
+    CHECK(rules[2].target().id == ipt::target_id::dnat);
   }
 
   TEST_CASE("iptables parse: implicit protocol match sits where its first option is") {
     const auto rs = parse_ok("*filter\n-A INPUT -p tcp -m comment --comment x --dport 80 -j ACCEPT\nCOMMIT\n");
-    const auto& m = only_rule(rs).spec->matches;
+    const auto& m = only_rule(rs).matches();
     REQUIRE(m.size() == 2);
-    CHECK(m[0].name == "comment");
-    CHECK(m[1].name == "tcp");
+    CHECK(m[0].name() == "comment");
+    CHECK(m[1].name() == "tcp");
     CHECK(m[1].implicit);
     CHECK(ipt::as_tcp(m[1])->destination->first == 80);
   }
@@ -162,7 +162,7 @@ TEST_SUITE("unit") {
         "*nat\n-A A -j MARK --or-mark 0x4000\n-A A -j MARK --xor-mark 0x4000\n-A A -j MARK --set-mark 0x1/0xff\n"
         "-A A -j MARK --and-mark 0xf0\nCOMMIT\n");
     const auto& rules = rs.tables.at(0).rules;
-    auto mark = [&](std::size_t i) { return *ipt::as_mark(rules.at(i).spec->target); };
+    auto mark = [&](std::size_t i) { return *ipt::as_mark(rules.at(i).target()); };
     CHECK(mark(0).value == 0x4000);
     CHECK(mark(0).mask == 0x4000);
     CHECK(mark(1).value == 0x4000);
@@ -178,7 +178,7 @@ TEST_SUITE("unit") {
         "*filter\n-A A -j REJECT\n-A A -j REJECT --reject-with admin-prohib\n-A A -p tcp -j REJECT --reject-with "
         "tcp-rst\n-A A -j REJECT --reject-with icmp-net-unreachable\nCOMMIT\n");
     const auto& r4 = rs4.tables.at(0).rules;
-    auto reject = [](const ipt::rule& r, nflens::ip_family f) { return *ipt::as_reject(r.spec->target, f); };
+    auto reject = [](const ipt::rule& r, nflens::ip_family f) { return *ipt::as_reject(r.target(), f); };
     const auto v4 = nflens::ip_family::ipv4, v6 = nflens::ip_family::ipv6;
     CHECK(reject(r4.at(0), v4).with == "icmp-port-unreachable");
     CHECK(reject(r4.at(0), v4).code == 3);
@@ -274,13 +274,13 @@ TEST_SUITE("unit") {
     const auto rs = parse_ok("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -s 10.0.0.1,0.0.0.0/0,10.0.0.0/255.0.255.0 "
                              "-d 192.0.2.7 -j ACCEPT\nCOMMIT\n");
     const auto& r = only_rule(rs);
-    REQUIRE(r.spec->source.size() == 3);
+    REQUIRE(r.source().size() == 3);
     const auto printed = ipt::print(r, rs.family);
     CHECK(printed == "-A INPUT -s 10.0.0.1/32,0.0.0.0/0,10.0.0.0/255.0.255.0 -d 192.0.2.7/32 -j ACCEPT");
     const auto again = parse_ok("*filter\n:INPUT ACCEPT [0:0]\n" + printed + "\nCOMMIT\n");
     const auto& r2 = only_rule(again);
-    REQUIRE(r2.spec->source.size() == 3);
-    for (std::size_t i = 0; i < 3; ++i) CHECK(r2.spec->source[i].value == r.spec->source[i].value);
+    REQUIRE(r2.source().size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(r2.source()[i].value == r.source()[i].value);
     CHECK(ipt::print(r2, again.family) == printed);
     // iptables-restore: "! not allowed with multiple source or destination IP addresses"
     auto negated = ipt::parse("t.rules", "*filter\n-A INPUT ! -d 10.0.0.1,10.0.0.2 -j DROP\nCOMMIT\n");
@@ -316,12 +316,12 @@ TEST_SUITE("unit") {
     }
     // the forms iptables 1.8 reads are unchanged
     const auto rs = parse_ok("*filter\n-A FORWARD ! -s 1.2.3.4 ! -i eth0 ! -p tcp -j ACCEPT\nCOMMIT\n");
-    const auto& s = *only_rule(rs).spec;
-    REQUIRE(s.source.size() == 1);
-    CHECK(s.source[0].negated);
-    REQUIRE(s.in_interface != nullptr);
-    CHECK(s.in_interface->negated);
-    CHECK(s.protocol.negated);
+    const auto& s = only_rule(rs);
+    REQUIRE(s.source().size() == 1);
+    CHECK(s.source()[0].negated);
+    REQUIRE(s.in_interface() != nullptr);
+    CHECK(s.in_interface()->negated);
+    CHECK(s.protocol().negated);
   }
 
   TEST_CASE("iptables parse: a unique prefix of a long option is that option, as getopt_long takes it") {
@@ -330,14 +330,14 @@ TEST_SUITE("unit") {
     const auto rs = parse_ok("*nat\n:PREROUTING ACCEPT [0:0]\n"
                              "-A PREROUTING -p tcp --dp 80 -m statistic --mode random --prob 0.5 -m comment --comm x "
                              "-j DNAT --to 10.0.0.1:80\nCOMMIT\n");
-    const auto& s = *only_rule(rs).spec;
-    REQUIRE(s.matches.size() == 3);
-    REQUIRE(s.matches[0].options.size() == 1);
-    CHECK(s.matches[0].options[0].id == ipt::option_id::tcp_dport);
-    CHECK(s.matches[1].options[1].id == ipt::option_id::statistic_probability);
-    CHECK(s.matches[2].options[0].id == ipt::option_id::comment_comment);
-    REQUIRE(s.target.options.size() == 1);
-    CHECK(s.target.options[0].id == ipt::option_id::nat_to_destination);
+    const auto& s = only_rule(rs);
+    REQUIRE(s.matches().size() == 3);
+    REQUIRE(s.matches()[0].options().size() == 1);
+    CHECK(s.matches()[0].options()[0].id == ipt::option_id::tcp_dport);
+    CHECK(s.matches()[1].options()[1].id == ipt::option_id::statistic_probability);
+    CHECK(s.matches()[2].options()[0].id == ipt::option_id::comment_comment);
+    REQUIRE(s.target().options.size() == 1);
+    CHECK(s.target().options[0].id == ipt::option_id::nat_to_destination);
     CHECK(ipt::print(only_rule(rs)) ==
           "-A PREROUTING -p tcp -m tcp --dport 80 -m statistic --mode random --probability 0.50000000000 -m comment "
           "--comment x -j DNAT --to-destination 10.0.0.1:80");
@@ -360,32 +360,32 @@ TEST_SUITE("unit") {
     REQUIRE(rules.size() == 6);
     // the `-p tcp` module, loaded as iptables loads it for options the target does not have
     CHECK(ipt::print(rules[0]) == "-A POSTROUTING -p tcp -m tcp --dport 5 --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1400");
-    REQUIRE(rules[0].spec->matches.size() == 1);
-    CHECK(rules[0].spec->matches[0].implicit);
-    REQUIRE(rules[0].spec->target.options.size() == 1);
-    CHECK(rules[0].spec->target.options[0].generic_value().name == "set-mss");
+    REQUIRE(rules[0].matches().size() == 1);
+    CHECK(rules[0].matches()[0].implicit);
+    REQUIRE(rules[0].target().options.size() == 1);
+    CHECK(rules[0].target().options[0].generic_value().name == "set-mss");
     // a match loaded after the target
     CHECK(ipt::print(rules[1]) == "-A POSTROUTING -m mark --mark 0x1 -j CLASSIFY --set-class 1:1");
     // a generic match loaded before a typed one that lacks the option
-    REQUIRE(rules[2].spec->matches.size() == 2);
-    CHECK(rules[2].spec->matches[0].name == "dscp");
-    REQUIRE(rules[2].spec->matches[0].options.size() == 1);
-    CHECK(rules[2].spec->matches[0].options[0].generic_value().name == "dscp");
+    REQUIRE(rules[2].matches().size() == 2);
+    CHECK(rules[2].matches()[0].name() == "dscp");
+    REQUIRE(rules[2].matches()[0].options().size() == 1);
+    CHECK(rules[2].matches()[0].options()[0].generic_value().name == "dscp");
     // `--mode` once more: statistic has it already, so the generic module loaded last takes it
-    REQUIRE(rules[3].spec->matches.size() == 2);
-    CHECK(rules[3].spec->matches[0].options.size() == 2);
-    CHECK(rules[3].spec->matches[1].options.size() == 3);
+    REQUIRE(rules[3].matches().size() == 2);
+    CHECK(rules[3].matches()[0].options().size() == 2);
+    CHECK(rules[3].matches()[1].options().size() == 3);
     // the generic protocol module keeps its options after a typed match
-    REQUIRE(rules[4].spec->matches.size() == 2);
-    CHECK(rules[4].spec->matches[0].name == "dccp");
-    CHECK(rules[4].spec->matches[0].options.size() == 2);
-    CHECK(rules[4].spec->matches[1].options.size() == 1);
+    REQUIRE(rules[4].matches().size() == 2);
+    CHECK(rules[4].matches()[0].name() == "dccp");
+    CHECK(rules[4].matches()[0].options().size() == 2);
+    CHECK(rules[4].matches()[1].options().size() == 1);
     // a generic module loaded after a generic target: the module, loaded later, takes it
-    REQUIRE(rules[5].spec->matches.size() == 2);
-    CHECK(rules[5].spec->matches[0].name == "dscp");
-    REQUIRE(rules[5].spec->matches[0].options.size() == 1);
-    CHECK(rules[5].spec->matches[0].options[0].generic_value().name == "dscp");
-    CHECK(rules[5].spec->target.options.size() == 1);
+    REQUIRE(rules[5].matches().size() == 2);
+    CHECK(rules[5].matches()[0].name() == "dscp");
+    REQUIRE(rules[5].matches()[0].options().size() == 1);
+    CHECK(rules[5].matches()[0].options()[0].generic_value().name == "dscp");
+    CHECK(rules[5].target().options.size() == 1);
   }
 
   TEST_CASE("iptables parse: an interface name with a space is warned about and prints quoted, so it reads back") {
@@ -397,6 +397,6 @@ TEST_SUITE("unit") {
     const std::string printed = ipt::print(only_rule(r.value));
     CHECK(printed == "-A FORWARD -i \"bond0.L: \" -j ACCEPT");
     const auto again = parse_ok("*filter\n" + printed + "\nCOMMIT\n");
-    CHECK(only_rule(again).spec->in_interface->name == "bond0.L: ");
+    CHECK(only_rule(again).in_interface()->name == "bond0.L: ");
   }
 }

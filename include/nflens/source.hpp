@@ -42,8 +42,9 @@ struct location {
 /// from it. Nodes refer into `text()` with `std::string_view` and `span`; decoded strings that differ
 /// from the text (unescaped quotes, for example) and node arrays live in the source's arena. A source
 /// is created by a parse function, filled during that parse, and shared read-only (`source_ptr`)
-/// afterwards by every ruleset that holds nodes from it. Texts up to 4 GiB (offsets are 32-bit).
-class source {
+/// afterwards by every ruleset that holds nodes from it (`shared_from_this()` gives the owner of a
+/// node's `const source*`). Texts up to 4 GiB (offsets are 32-bit).
+class source : public std::enable_shared_from_this<source> {
  public:
   /// Takes ownership of `text`; `name` is what diagnostics print (a path, `-` or `<string>`).
   source(std::string name, std::string text);

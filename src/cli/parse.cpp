@@ -54,13 +54,13 @@ std::string iptables_summary(const iptables::ruleset& rs, const std::vector<diag
     chains += t.chains.size();
     for (const auto& r : t.rules) {
       ++commands[std::string(iptables::command_option(r.command))];
-      if (r.spec == nullptr) continue;
+      if (!r.has_spec()) continue;
       ++rules;
-      for (const auto& m : r.spec->matches) {
-        ++modules[std::string(m.name)];
+      for (const auto& m : r.matches()) {
+        ++modules[std::string(m.name())];
         if (m.id == iptables::module_id::generic) ++generic_modules;
       }
-      const auto& tg = r.spec->target;
+      const auto& tg = r.target();
       switch (tg.id) {
         case iptables::target_id::none:
           break;
@@ -95,7 +95,7 @@ std::string iptables_summary(const iptables::ruleset& rs, const std::vector<diag
 bool has_rule_counters(const iptables::ruleset& rs) {
   for (const auto& t : rs.tables)
     for (const auto& r : t.rules)
-      if (r.spec != nullptr && r.spec->counters != nullptr) return true;
+      if (r.has_spec() && r.counters() != nullptr) return true;
   return false;
 }
 

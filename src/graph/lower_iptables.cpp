@@ -101,9 +101,11 @@ class lowering {
     return i;
   }
 
-  d::index add_origin(const source_ptr& s, span where, origin_kind k) {
-    if (!s) return d::none;
-    p_.origins.push_back(origin{source_index(s), where, k});
+  d::index add_origin(const source* s, span where, origin_kind k) {
+    if (s == nullptr) return d::none;
+    auto it = source_ix_.find(s);
+    const std::uint32_t i = it != source_ix_.end() ? it->second : source_index(s->shared_from_this());
+    p_.origins.push_back(origin{i, where, k});
     return static_cast<d::index>(p_.origins.size() - 1);
   }
 
@@ -348,48 +350,47 @@ class lowering {
         if (!pm) break;
         if (pm->destination) port_cond(d::field::dport, *pm->destination, pm->destination_negated);
         if (pm->source) port_cond(d::field::sport, *pm->source, pm->source_negated);
-        if (other) opaque(fmt::format("-m {} flags", m.name));
+        if (other) opaque(fmt::format("-m {} flags", m.name()));
         return;
       }
       default:
         break;
     }
-    opaque(fmt::format("-m {}", m.name));
+    opaque(fmt::format("-m {}", m.name()));
   }
 
   void lower_rule(const table& t, const rule& r) {
     d::rule out;
     out.origin = add_origin(r.file, r.where, origin_kind::rule);
     out.first = static_cast<d::index>(p_.conditions.size());
-    if (r.spec != nullptr) {
-      const auto& s = *r.spec;
-      addr_cond(s.source, d::field::saddr);
-      addr_cond(s.destination, d::field::daddr);
-      for (const auto* i : {s.in_interface, s.out_interface}) {
+    if (r.has_spec()) {
+      addr_cond(r.source(), d::field::saddr);
+      addr_cond(r.destination(), d::field::daddr);
+      for (const auto* i : {r.in_interface(), r.out_interface()}) {
         if (i == nullptr) continue;
         d::condition c;
         c.kind = d::cond_kind::iface;
-        c.what = i == s.in_interface ? d::field::iif : d::field::oif;
+        c.what = i == r.in_interface() ? d::field::iif : d::field::oif;
         c.negated = i->negated;
         c.name = i->name;
         p_.conditions.push_back(c);
       }
-      if (s.protocol.present && s.protocol.number != 0) {
+      if (const protocol_match protocol = r.protocol(); protocol.present && protocol.number != 0) {
         d::condition c;
         c.kind = d::cond_kind::protocol;
         c.what = d::field::l4proto;
-        c.negated = s.protocol.negated;
+        c.negated = protocol.negated;
         d::value v;
         v.k = d::value::kind::protocol;
-        const auto p = parse_protocol(std::to_string(s.protocol.number));
+        const auto p = parse_protocol(std::to_string(protocol.number));
         v.proto = p ? *p : l4_protocol::other;
         c.first = add_values({v});
         c.count = 1;
         p_.conditions.push_back(c);
       }
-      if (s.fragment.present) opaque("-f");
-      for (const auto& m : s.matches) lower_match(m, out);
-      lower_target(t, s.target, out);
+      if (r.fragment().present) opaque("-f");
+      for (const auto& m : r.matches()) lower_match(m, out);
+      lower_target(t, r.target(), out);
     }
     out.count = static_cast<d::index>(p_.conditions.size()) - out.first;
     p_.rules.push_back(out);
@@ -526,7 +527,7 @@ iptables::ruleset as_written(const iptables::ruleset& rs) {
     };
     for (const auto& c : block.chains) chain_index(c.name, &c);
     for (const auto& r : block.rules) {
-      const auto ci = chain_index(r.chain, nullptr);
+      const auto ci = chain_index(r.chain(), nullptr);
       w.rules[ci].push_back(&r);
     }
   }

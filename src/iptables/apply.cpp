@@ -111,7 +111,7 @@ struct work_table {
   // iptables-nft creates a table only for a block that declares a chain or adds a rule: `*filter` with
   // nothing but COMMIT, `-F` or `-X` leaves no table behind (and, without --noflush, removes it).
   bool exists = false;
-  source_ptr file;
+  const source* file = nullptr;
   span where{};
   std::vector<work_chain> chains;
   std::unordered_map<std::string_view, std::size_t> index;  // name -> chains[i]
@@ -133,8 +133,10 @@ struct work_table {
     return chains.back();
   }
   void reference(const rule& r, int delta) {
-    if (r.spec == nullptr || r.spec->target.id != target_id::chain) return;
-    const auto it = index.find(r.spec->target.name);
+    if (!r.has_spec()) return;
+    const struct target t = r.target();
+    if (t.id != target_id::chain) return;
+    const auto it = index.find(t.name);
     if (it != index.end()) chains[it->second].references += static_cast<std::uint32_t>(delta);
   }
 };
@@ -198,7 +200,8 @@ table to_table(work_table&& w) {
     decl.rule_count = static_cast<std::uint32_t>(c->rules.size());
     if (!decl.builtin) {
       decl.policy = chain_policy::none;
-      decl.counters.reset();
+      decl.counters = {};
+      decl.has_counters = false;
     }
     t.chains.push_back(decl);
     for (auto& r : c->rules) t.rules.push_back(std::move(r));
@@ -232,7 +235,7 @@ class applier {
     if (options_.outside_targets) {
       for (const auto& c : input.chains) named_.insert(c.name);
       for (const auto& r : input.rules)
-        if (r.command == command_kind::new_chain) named_.insert(r.chain);
+        if (r.command == command_kind::new_chain) named_.insert(r.chain());
     }
 
     // declarations and commands in file order
@@ -266,8 +269,12 @@ class applier {
   std::vector<diagnostic> take() { return std::move(diagnostics_); }
 
  private:
-  void error(const source_ptr& file, span where, error_code code, std::string message,
+  // The owner of a node's source, for a diagnostic.
+  static source_ptr owner(const source* file) { return file != nullptr ? file->shared_from_this() : nullptr; }
+
+  void error(const source* at, span where, error_code code, std::string message,
              std::vector<diagnostic_note> notes = {}) {
+    const source_ptr file = owner(at);
     errors_in_block_ = true;
     // Capped like a parse's errors (diagnostic_sink): a million failing commands give a bounded list.
     if (options_.max_errors != 0 && errors_ >= options_.max_errors) {
@@ -290,7 +297,8 @@ class applier {
       existing->declared_in_block = true;
       if (existing->decl.builtin) {
         if (c.policy != chain_policy::none) existing->decl.policy = c.policy;
-        existing->decl.counters = options_.counters ? c.counters : std::nullopt;
+        existing->decl.has_counters = options_.counters && c.has_counters;
+        existing->decl.counters = existing->decl.has_counters ? c.counters : counters{};
         existing->decl.file = c.file;
         existing->decl.where = c.where;
       } else {
@@ -308,7 +316,10 @@ class applier {
     } else {
       decl.policy = chain_policy::none;
     }
-    if (!options_.counters) decl.counters.reset();
+    if (!options_.counters) {
+      decl.counters = {};
+      decl.has_counters = false;
+    }
     w.add(decl).declared_in_block = true;
   }
 
@@ -320,24 +331,31 @@ class applier {
     w.index.erase(old_name);
     c.decl.name = new_name;
     w.index[new_name] = i;
-    for (auto& x : c.rules) x.chain = new_name;
+    // (derived nodes go to the arena of the rule's own source)
+    auto arena = [](const rule& x) -> source& { return const_cast<source&>(*x.file); };
+    auto extras = [](const rule& x) { return x.extras() != nullptr ? *x.extras() : rule_extras{}; };
+    for (auto& x : c.rules) {
+      rule_extras e = extras(x);
+      e.renamed_chain = new_name;
+      x = rule_builder::with_extras(x, arena(x), e);
+    }
     // jumps follow the chain: rename them too (the kernel refers to the chain, not its name)
     for (auto& other : w.chains)
       for (auto& x : other.rules)
-        if (x.spec != nullptr && x.spec->target.id == target_id::chain && x.spec->target.name == old_name) {
-          rule_spec copy = *x.spec;
-          copy.target.name = new_name;
-          x.spec = const_cast<source&>(*x.file).store_one(copy);
+        if (x.has_spec() && x.target().id == target_id::chain && x.target().name == old_name) {
+          rule_extras e = extras(x);
+          e.renamed_target = new_name;
+          x = rule_builder::with_extras(x, arena(x), e);
         }
   }
 
   work_chain* chain_for(work_table& w, const rule& r) {
-    work_chain* c = w.find(r.chain, &w.last_rule_chain);
+    work_chain* c = w.find(r.chain(), &w.last_rule_chain);
     if (c == nullptr || c->deleted) {
       error(r.file, r.where, error_code::chain_not_found,
             fmt::format("chain `{}` does not exist in table {} (iptables-restore: \"No chain/target/match by that "
                         "name\")",
-                        r.chain, table_name(w.id)));
+                        r.chain(), table_name(w.id)));
       return nullptr;
     }
     return c;
@@ -346,84 +364,86 @@ class applier {
   // The rules one command line adds: one per source/destination pair, counters as configured.
   // A rule line that adds one rule as it is (no address lists, counters kept as given).
   bool single(const rule& r) const {
-    const rule_spec& s = *r.spec;
-    return s.source.size() <= 1 && s.destination.size() <= 1 && (options_.counters || s.counters == nullptr);
+    return r.source().size() <= 1 && r.destination().size() <= 1 && (options_.counters || r.counters() == nullptr);
   }
 
-  // In the applied state every rule is an `-A` of its chain.
-  static rule as_appended(const rule& r) {
+  // In the applied state every rule is an `-A` of its chain (without a rule number; counters as configured).
+  rule as_appended(const rule& r) const {
     rule a = r;
     a.command = command_kind::append;
-    a.position = 0;
     a.only = family_filter::any;
+    const bool drop_counters = !options_.counters && r.counters() != nullptr;
+    if (r.position() != 0 || drop_counters) {
+      rule_extras e = *r.extras();
+      e.position = 0;
+      if (drop_counters) {
+        e.counters = {};
+        e.has_counters = false;
+      }
+      a = rule_builder::with_extras(a, const_cast<source&>(*r.file), e);
+    }
     return a;
   }
 
   std::vector<rule> expand(const rule& r) {
     std::vector<rule> out;
-    const rule_spec& s = *r.spec;
-    const bool drop_counters = !options_.counters && s.counters != nullptr;
-    if (s.source.size() <= 1 && s.destination.size() <= 1 && !drop_counters) {
-      out.push_back(as_appended(r));
+    const rule a = as_appended(r);
+    const auto sources = r.source(), destinations = r.destination();
+    if (sources.size() <= 1 && destinations.size() <= 1) {
+      out.push_back(a);
       return out;
     }
     auto& arena = const_cast<source&>(*r.file);  // the arena is where nodes derived from this source live
-    const std::size_t ns = std::max<std::size_t>(s.source.size(), 1);
-    const std::size_t nd = std::max<std::size_t>(s.destination.size(), 1);
+    const std::size_t ns = std::max<std::size_t>(sources.size(), 1);
+    const std::size_t nd = std::max<std::size_t>(destinations.size(), 1);
     for (std::size_t i = 0; i < ns; ++i)
-      for (std::size_t j = 0; j < nd; ++j) {
-        rule_spec copy = s;
-        if (!s.source.empty()) copy.source = s.source.subspan(i, 1);
-        if (!s.destination.empty()) copy.destination = s.destination.subspan(j, 1);
-        if (drop_counters) copy.counters = nullptr;
-        rule one = as_appended(r);
-        one.spec = arena.store_one(copy);
-        out.push_back(std::move(one));
-      }
+      for (std::size_t j = 0; j < nd; ++j)
+        out.push_back(rule_builder::with_addresses(a, arena, sources.empty() ? sources : sources.subspan(i, 1),
+                                                   destinations.empty() ? destinations : destinations.subspan(j, 1)));
     return out;
   }
 
   // Checks a rule about to be added; `target` is then the chain it jumps to (or null).
   bool check_rule(work_table& w, const rule& r, work_chain*& target) {
-    const rule_spec& s = *r.spec;
+    const struct target jump = r.target();
     target = nullptr;
-    if (s.target.id == target_id::chain) {
-      target = w.find(s.target.name, &w.last_target);
+    if (jump.id == target_id::chain) {
+      target = w.find(jump.name, &w.last_target);
       if (target == nullptr || target->deleted) {
-        error(r.file, s.target.where, error_code::chain_not_found,
+        error(r.file, jump.where, error_code::chain_not_found,
               fmt::format("chain `{}` does not exist in table {} (iptables-restore: \"Chain '{}' does not exist\")",
-                          s.target.name, table_name(w.id), s.target.name));
+                          jump.name, table_name(w.id), jump.name));
         return false;
       }
       if (target->decl.builtin) {
-        error(r.file, s.target.where, error_code::invalid_value,
-              fmt::format("cannot jump to the built-in chain `{}`", s.target.name));
+        error(r.file, jump.where, error_code::invalid_value,
+              fmt::format("cannot jump to the built-in chain `{}`", jump.name));
         return false;
       }
     }
-    const std::string_view c = r.chain;
-    if (s.out_interface != nullptr && (c == "INPUT" || c == "PREROUTING") && is_builtin_chain(w.id, c)) {
-      error(r.file, s.out_interface->where, error_code::invalid_value, fmt::format("can't use -o with {}", c));
+    const std::string_view c = r.chain();
+    if (r.out_interface() != nullptr && (c == "INPUT" || c == "PREROUTING") && is_builtin_chain(w.id, c)) {
+      error(r.file, r.out_interface()->where, error_code::invalid_value, fmt::format("can't use -o with {}", c));
       return false;
     }
-    if (s.in_interface != nullptr && (c == "OUTPUT" || c == "POSTROUTING") && is_builtin_chain(w.id, c)) {
-      error(r.file, s.in_interface->where, error_code::invalid_value, fmt::format("can't use -i with {}", c));
+    if (r.in_interface() != nullptr && (c == "OUTPUT" || c == "POSTROUTING") && is_builtin_chain(w.id, c)) {
+      error(r.file, r.in_interface()->where, error_code::invalid_value, fmt::format("can't use -i with {}", c));
       return false;
     }
-    const target_id t = s.target.id;
+    const target_id t = jump.id;
     const bool nat_target =
         t == target_id::dnat || t == target_id::snat || t == target_id::masquerade || t == target_id::redirect;
     if (nat_target && w.id != table_id::nat) {
-      error(r.file, s.target.where, error_code::invalid_value,
-            fmt::format("target {} is valid only in the nat table", s.target.name));
+      error(r.file, jump.where, error_code::invalid_value,
+            fmt::format("target {} is valid only in the nat table", jump.name));
       return false;
     }
     if (t == target_id::tproxy && w.id != table_id::mangle) {
-      error(r.file, s.target.where, error_code::invalid_value, "target TPROXY is valid only in the mangle table");
+      error(r.file, jump.where, error_code::invalid_value, "target TPROXY is valid only in the mangle table");
       return false;
     }
     if (t == target_id::reject && w.id != table_id::filter) {
-      error(r.file, s.target.where, error_code::invalid_value,
+      error(r.file, jump.where, error_code::invalid_value,
             fmt::format("target REJECT is valid only in the filter table (kernel: \"REJECT target: only valid in "
                         "filter table, not {}\"; iptables-restore: \"{} failed (Invalid argument)\")",
                         table_name(w.id), rule_message(r.command)));
@@ -434,10 +454,10 @@ class applier {
     if (allowed != 0) {
       validate_ = true;
       if (const std::uint8_t hook = hook_of(c); hook != 0 && (hook & allowed) == 0 && is_builtin_chain(w.id, c)) {
-        error(r.file, s.target.where, error_code::invalid_value,
+        error(r.file, jump.where, error_code::invalid_value,
               fmt::format("target {} is valid only in {}, not in {} (iptables-restore: \"{} failed (Invalid "
                           "argument)\")",
-                          s.target.name, hook_list(allowed), c, rule_message(r.command)));
+                          jump.name, hook_list(allowed), c, rule_message(r.command)));
         return false;
       }
     }
@@ -448,11 +468,10 @@ class applier {
   // iptables refuses DROP in the nat table before anything else of the line (iptables 1.8.9 do_parse).
   bool drop_in_nat(const work_table& w, const rule& r) {
     if (w.id != table_id::nat) return false;
-    const bool rule_drop =
-        r.spec != nullptr && r.spec->target.id == target_id::drop && r.command != command_kind::policy;
+    const bool rule_drop = r.has_spec() && r.target().id == target_id::drop && r.command != command_kind::policy;
     const bool policy_drop = r.command == command_kind::policy && r.policy == chain_policy::drop;
     if (!rule_drop && !policy_drop) return false;
-    error(r.file, rule_drop ? r.spec->target.where : r.where, error_code::invalid_value,
+    error(r.file, rule_drop ? r.target().where : r.where, error_code::invalid_value,
           "DROP is refused in the nat table (iptables-restore: \"The \"nat\" table is not intended for filtering, "
           "the use of DROP is therefore inhibited.\")");
     return true;
@@ -463,22 +482,23 @@ class applier {
   void outside_target(work_table& w, const rule& r) {
     const bool adds =
         r.command == command_kind::append || r.command == command_kind::insert || r.command == command_kind::replace;
-    if (!adds || r.spec == nullptr || r.spec->target.id != target_id::chain) return;
-    const std::string_view name = r.spec->target.name;
+    if (!adds || !r.has_spec() || r.target().id != target_id::chain) return;
+    const struct target jump = r.target();
+    const std::string_view name = jump.name;
     if (is_builtin_chain(w.id, name) || named_.contains(name)) return;
     if (const work_chain* c = w.find(name); c != nullptr && !c->deleted) return;
     chain decl;
     decl.name = name;
     decl.file = r.file;
-    decl.where = r.spec->target.where;
+    decl.where = jump.where;
     w.add(decl);
     diagnostics_.push_back({severity::warning,
                             error_code::dangling_reference,
                             fmt::format("chain `{}` is not in the input: taken as a chain of the running ruleset "
                                         "(iptables-restore into an empty one: \"Chain '{}' does not exist\")",
                                         name, name),
-                            r.file,
-                            r.spec->target.where,
+                            owner(r.file),
+                            jump.where,
                             {}});
   }
 
@@ -498,8 +518,8 @@ class applier {
       first[i] = static_cast<std::uint32_t>(edges.size());
       if (w.chains[i].deleted) continue;
       for (const auto& r : w.chains[i].rules) {
-        if (r.spec == nullptr || r.spec->target.id != target_id::chain) continue;
-        const auto it = w.index.find(r.spec->target.name);
+        if (!r.has_spec() || r.target().id != target_id::chain) continue;
+        const auto it = w.index.find(r.target().name);
         if (it != w.index.end()) edges.push_back({static_cast<std::uint32_t>(it->second), &r});
       }
     }
@@ -528,7 +548,7 @@ class applier {
     };
     auto chain_path = [&](std::uint32_t base, const std::vector<const rule*>& path) {
       std::string out(w.chains[base].decl.name);
-      for (const rule* r : path) out += fmt::format(" -> {}", r->spec->target.name);
+      for (const rule* r : path) out += fmt::format(" -> {}", r->target().name);
       return out;
     };
 
@@ -554,7 +574,7 @@ class applier {
           }
         if (c == base) continue;  // a built-in chain's own targets were checked as they were added
         for (const auto& r : w.chains[c].rules) {
-          const std::uint8_t allowed = r.spec != nullptr ? target_hooks(r.spec->target.id) : 0;
+          const std::uint8_t allowed = r.has_spec() ? target_hooks(r.target().id) : 0;
           if (allowed == 0 || (allowed & hook) != 0) continue;
           std::vector<const rule*> path;
           for (std::uint32_t x = c; x != base; x = from[x]) path.push_back(via[x]);
@@ -566,16 +586,16 @@ class applier {
           const std::string says =
               fmt::format("iptables-restore: \"{} failed (Invalid argument)\"", rule_message(command_of(at)));
           if (at == &r) {
-            error(r.file, r.spec->target.where, error_code::invalid_value,
+            error(r.file, r.target().where, error_code::invalid_value,
                   fmt::format("target {} is valid only in {}, and chain `{}` is reached from {} ({}) ({})",
-                              r.spec->target.name, hook_list(allowed), w.chains[c].decl.name, w.chains[base].decl.name,
+                              r.target().name, hook_list(allowed), w.chains[c].decl.name, w.chains[base].decl.name,
                               route, says));
           } else {
-            error(at->file, at->spec->target.where, error_code::invalid_value,
+            error(at->file, at->target().where, error_code::invalid_value,
                   fmt::format("this jump lets {} reach target {} in chain `{}` ({}), which is valid only in {} ({})",
-                              w.chains[base].decl.name, r.spec->target.name, w.chains[c].decl.name, route,
+                              w.chains[base].decl.name, r.target().name, w.chains[c].decl.name, route,
                               hook_list(allowed), says),
-                  {{r.file, r.spec->target.where, fmt::format("the {} rule", r.spec->target.name)}});
+                  {{owner(r.file), r.target().where, fmt::format("the {} rule", r.target().name)}});
           }
         }
       }
@@ -637,7 +657,7 @@ class applier {
         const std::string says =
             fmt::format("iptables-restore: \"{} failed (Too many links)\"", rule_message(command_of(at)));
         const std::string route = chain_path(base, path);
-        error(at->file, at->spec->target.where, error_code::invalid_value,
+        error(at->file, at->target().where, error_code::invalid_value,
               loop ? fmt::format("a loop of jumps is reached from {} ({}): the kernel follows at most {} nested "
                                  "jumps from a built-in chain ({})",
                                  w.chains[base].decl.name, route, max_jumps, says)
@@ -675,10 +695,10 @@ class applier {
         work_chain* c = chain_for(w, r);
         work_chain* target = nullptr;
         if (c == nullptr || !check_rule(w, r, target)) return;
-        const std::size_t at = r.position == 0 ? 0 : r.position - 1;
+        const std::size_t at = r.position() == 0 ? 0 : r.position() - 1;
         if (at > c->rules.size()) {
           error(r.file, r.where, error_code::rule_not_found,
-                fmt::format("index of insertion too big: chain `{}` has {} rules", r.chain, c->rules.size()));
+                fmt::format("index of insertion too big: chain `{}` has {} rules", r.chain(), c->rules.size()));
           return;
         }
         auto added = expand(r);
@@ -691,9 +711,9 @@ class applier {
         work_chain* c = chain_for(w, r);
         work_chain* target = nullptr;
         if (c == nullptr || !check_rule(w, r, target)) return;
-        if (r.position == 0 || r.position > c->rules.size()) {
+        if (r.position() == 0 || r.position() > c->rules.size()) {
           error(r.file, r.where, error_code::rule_not_found,
-                fmt::format("index of replacement too big: chain `{}` has {} rules", r.chain, c->rules.size()));
+                fmt::format("index of replacement too big: chain `{}` has {} rules", r.chain(), c->rules.size()));
           return;
         }
         auto added = expand(r);
@@ -701,7 +721,7 @@ class applier {
           error(r.file, r.where, error_code::invalid_value, "-R takes a single source and destination address");
           return;
         }
-        auto& slot = c->rules[r.position - 1];
+        auto& slot = c->rules[r.position() - 1];
         w.reference(slot, -1);
         slot = std::move(added.front());
         w.reference(slot, +1);
@@ -710,26 +730,26 @@ class applier {
       case command_kind::delete_rule: {
         work_chain* c = chain_for(w, r);
         if (c == nullptr) return;
-        if (r.spec == nullptr) {
-          if (r.position == 0 || r.position > c->rules.size()) {
+        if (!r.has_spec()) {
+          if (r.position() == 0 || r.position() > c->rules.size()) {
             error(r.file, r.where, error_code::rule_not_found,
-                  fmt::format("index of deletion too big: chain `{}` has {} rules", r.chain, c->rules.size()));
+                  fmt::format("index of deletion too big: chain `{}` has {} rules", r.chain(), c->rules.size()));
             return;
           }
-          w.reference(c->rules[r.position - 1], -1);
-          c->rules.erase(c->rules.begin() + static_cast<std::ptrdiff_t>(r.position - 1));
+          w.reference(c->rules[r.position() - 1], -1);
+          c->rules.erase(c->rules.begin() + static_cast<std::ptrdiff_t>(r.position() - 1));
           return;
         }
         for (const auto& one : expand(r)) {
-          const std::string wanted = detail::spec_text(*one.spec, state_.family);
+          const std::string wanted = detail::spec_text(one, state_.family);
           auto it = std::find_if(c->rules.begin(), c->rules.end(), [&](const rule& x) {
-            return x.spec != nullptr && detail::spec_text(*x.spec, state_.family) == wanted;
+            return x.has_spec() && detail::spec_text(x, state_.family) == wanted;
           });
           if (it == c->rules.end()) {
             error(r.file, r.where, error_code::rule_not_found,
                   fmt::format("no such rule in chain `{}` (iptables: \"Bad rule (does a matching rule exist in that "
                               "chain?)\")",
-                              r.chain));
+                              r.chain()));
             return;
           }
           w.reference(*it, -1);
@@ -741,12 +761,12 @@ class applier {
         work_chain* c = chain_for(w, r);
         if (c == nullptr) return;
         for (const auto& one : expand(r)) {
-          const std::string wanted = detail::spec_text(*one.spec, state_.family);
+          const std::string wanted = detail::spec_text(one, state_.family);
           const bool found = std::any_of(c->rules.begin(), c->rules.end(), [&](const rule& x) {
-            return x.spec != nullptr && detail::spec_text(*x.spec, state_.family) == wanted;
+            return x.has_spec() && detail::spec_text(x, state_.family) == wanted;
           });
           if (!found)
-            error(r.file, r.where, error_code::rule_not_found, fmt::format("no such rule in chain `{}`", r.chain));
+            error(r.file, r.where, error_code::rule_not_found, fmt::format("no such rule in chain `{}`", r.chain()));
         }
         return;
       }
@@ -755,7 +775,7 @@ class applier {
           for (const auto& x : c.rules) w.reference(x, -1);
           c.rules.clear();
         };
-        if (r.chain.empty()) {
+        if (r.chain().empty()) {
           for (auto& c : w.chains)
             if (!c.deleted) flush(c);
         } else if (work_chain* c = chain_for(w, r)) {
@@ -764,28 +784,28 @@ class applier {
         return;
       }
       case command_kind::zero: {
-        if (r.chain.empty()) {
+        if (r.chain().empty()) {
           for (auto& c : w.chains)
-            if (c.decl.counters) c.decl.counters = counters{};
+            if (c.decl.has_counters) c.decl.counters = counters{};
           return;
         }
         work_chain* c = chain_for(w, r);
         if (c == nullptr) return;
-        if (r.position > c->rules.size()) {
+        if (r.position() > c->rules.size()) {
           error(r.file, r.where, error_code::rule_not_found,
-                fmt::format("rule {} does not exist in chain `{}`", r.position, r.chain));
+                fmt::format("rule {} does not exist in chain `{}`", r.position(), r.chain()));
           return;
         }
-        if (r.position == 0 && c->decl.counters) c->decl.counters = counters{};
+        if (r.position() == 0 && c->decl.has_counters) c->decl.counters = counters{};
         return;
       }
       case command_kind::new_chain: {
-        if (work_chain* c = w.find(r.chain); c != nullptr && !c->deleted) {
-          error(r.file, r.where, error_code::chain_exists, fmt::format("chain `{}` already exists", r.chain));
+        if (work_chain* c = w.find(r.chain()); c != nullptr && !c->deleted) {
+          error(r.file, r.where, error_code::chain_exists, fmt::format("chain `{}` already exists", r.chain()));
           return;
         }
         chain decl;
-        decl.name = r.chain;
+        decl.name = r.chain();
         decl.file = r.file;
         decl.where = r.where;
         w.add(decl).declared_in_block = true;
@@ -804,7 +824,7 @@ class applier {
           c.deleted = true;
           w.index.erase(c.decl.name);
         };
-        if (r.chain.empty()) {
+        if (r.chain().empty()) {
           for (auto& c : w.chains)
             if (!c.deleted && !c.decl.builtin) remove(c, false);
           return;
@@ -812,7 +832,7 @@ class applier {
         work_chain* c = chain_for(w, r);
         if (c == nullptr) return;
         if (c->decl.builtin) {
-          error(r.file, r.where, error_code::invalid_value, fmt::format("cannot delete built-in chain `{}`", r.chain));
+          error(r.file, r.where, error_code::invalid_value, fmt::format("cannot delete built-in chain `{}`", r.chain()));
           return;
         }
         remove(*c, true);
@@ -823,7 +843,7 @@ class applier {
         if (c == nullptr) return;
         if (!c->decl.builtin) {
           error(r.file, r.where, error_code::invalid_value,
-                fmt::format("`{}` is not a built-in chain: only built-in chains have a policy", r.chain));
+                fmt::format("`{}` is not a built-in chain: only built-in chains have a policy", r.chain()));
           return;
         }
         c->decl.policy = r.policy;
@@ -834,25 +854,25 @@ class applier {
         work_chain* c = chain_for(w, r);
         if (c == nullptr) return;
         if (c->decl.builtin) {
-          error(r.file, r.where, error_code::invalid_value, fmt::format("cannot rename built-in chain `{}`", r.chain));
+          error(r.file, r.where, error_code::invalid_value, fmt::format("cannot rename built-in chain `{}`", r.chain()));
           return;
         }
         if (c->declared_in_block) {
           error(r.file, r.where, error_code::chain_not_found,
                 fmt::format("chain `{}` was declared or created in this block: iptables-restore 1.8.9 (nf_tables) "
                             "renames only chains of the running ruleset (CHAIN_RENAME fails)",
-                            r.chain));
+                            r.chain()));
           return;
         }
-        const std::size_t i = w.index[r.chain];
+        const std::size_t i = w.index[r.chain()];
         const bool taken = std::any_of(renames_.begin(), renames_.end(),
-                                       [&](const auto& x) { return x.second == r.new_name || x.first == i; });
-        if (work_chain* n = w.find(r.new_name); (n != nullptr && !n->deleted) || taken) {
+                                       [&](const auto& x) { return x.second == r.new_name() || x.first == i; });
+        if (work_chain* n = w.find(r.new_name()); (n != nullptr && !n->deleted) || taken) {
           error(r.file, r.where, error_code::chain_exists,
-                fmt::format("chain `{}` already exists (or is renamed in this block)", r.new_name));
+                fmt::format("chain `{}` already exists (or is renamed in this block)", r.new_name()));
           return;
         }
-        renames_.emplace_back(i, r.new_name);  // at COMMIT: until then the chain keeps its name
+        renames_.emplace_back(i, r.new_name());  // at COMMIT: until then the chain keeps its name
         return;
       }
     }

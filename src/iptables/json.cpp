@@ -125,7 +125,7 @@ std::string_view target_kind(target_id t) {
   return "generic";
 }
 
-json spec_json(const source* file, const rule_spec& s) {
+json spec_json(const source* file, const rule& s) {
   json j = json::object();
   auto addresses = [&](std::span<const address_match> as) {
     json a = json::array();
@@ -137,58 +137,58 @@ json spec_json(const source* file, const rule_spec& s) {
     }
     return a;
   };
-  if (!s.source.empty()) j["source"] = addresses(s.source);
-  if (!s.destination.empty()) j["destination"] = addresses(s.destination);
+  if (!s.source().empty()) j["source"] = addresses(s.source());
+  if (!s.destination().empty()) j["destination"] = addresses(s.destination());
   auto iface = [&](const interface_match* i) {
     return json{{"name", std::string(i->name)}, {"negated", i->negated}, {"location", where(file, i->where)}};
   };
-  if (s.in_interface != nullptr) j["in_interface"] = iface(s.in_interface);
-  if (s.out_interface != nullptr) j["out_interface"] = iface(s.out_interface);
-  if (s.protocol.present) {
-    const auto n = detail::protocol_print_name(s.protocol.number);
-    j["protocol"] = {{"number", s.protocol.number},
-                     {"name", s.protocol.number == 0 ? "all" : std::string(n)},
-                     {"negated", s.protocol.negated},
-                     {"location", where(file, s.protocol.where)}};
+  if (s.in_interface() != nullptr) j["in_interface"] = iface(s.in_interface());
+  if (s.out_interface() != nullptr) j["out_interface"] = iface(s.out_interface());
+  if (const protocol_match protocol = s.protocol(); protocol.present) {
+    const auto n = detail::protocol_print_name(protocol.number);
+    j["protocol"] = {{"number", protocol.number},
+                     {"name", protocol.number == 0 ? "all" : std::string(n)},
+                     {"negated", protocol.negated},
+                     {"location", where(file, protocol.where)}};
   }
-  if (s.fragment.present)
-    j["fragment"] = {{"negated", s.fragment.negated}, {"location", where(file, s.fragment.where)}};
-  if (s.counters != nullptr) j["counters"] = {{"packets", s.counters->packets}, {"bytes", s.counters->bytes}};
+  if (const fragment_match fragment = s.fragment(); fragment.present)
+    j["fragment"] = {{"negated", fragment.negated}, {"location", where(file, fragment.where)}};
+  if (s.counters() != nullptr) j["counters"] = {{"packets", s.counters()->packets}, {"bytes", s.counters()->bytes}};
   json ms = json::array();
-  for (const auto& m : s.matches)
-    ms.push_back({{"module", std::string(m.name)},
+  for (const auto& m : s.matches())
+    ms.push_back({{"module", std::string(m.name())},
                   {"typed", m.id != module_id::generic},
                   {"implicit", m.implicit},
                   {"location", where(file, m.where)},
-                  {"options", options_json(file, m.options)}});
+                  {"options", options_json(file, m.options())}});
   j["matches"] = std::move(ms);
-  if (s.target.id != target_id::none)
-    j["target"] = {{"name", std::string(s.target.name)},
-                   {"kind", target_kind(s.target.id)},
-                   {"goto", s.target.is_goto},
-                   {"location", where(file, s.target.where)},
-                   {"options", options_json(file, s.target.options)}};
+  if (const struct target target = s.target(); target.id != target_id::none)
+    j["target"] = {{"name", std::string(target.name)},
+                   {"kind", target_kind(target.id)},
+                   {"goto", target.is_goto},
+                   {"location", where(file, target.where)},
+                   {"options", options_json(file, target.options)}};
   return j;
 }
 
-json counters_json(const std::optional<counters>& c) {
-  if (!c) return nullptr;
-  return {{"packets", c->packets}, {"bytes", c->bytes}};
+json counters_json(const chain& c) {
+  if (!c.has_counters) return nullptr;
+  return {{"packets", c.counters.packets}, {"bytes", c.counters.bytes}};
 }
 
 }  // namespace
 
 void to_json(nlohmann::json& j, const rule& r) {
-  const source* file = r.file.get();
+  const source* file = r.file;
   j = json::object();
   j["command"] = command_option(r.command);
-  if (!r.chain.empty()) j["chain"] = std::string(r.chain);
-  if (r.position != 0) j["position"] = r.position;
+  if (!r.chain().empty()) j["chain"] = std::string(r.chain());
+  if (r.position() != 0) j["position"] = r.position();
   if (r.command == command_kind::policy) j["policy"] = policy_name(r.policy);
-  if (r.command == command_kind::rename_chain) j["new_name"] = std::string(r.new_name);
+  if (r.command == command_kind::rename_chain) j["new_name"] = std::string(r.new_name());
   if (r.only != family_filter::any) j["only"] = r.only == family_filter::ipv4 ? "ipv4" : "ipv6";
   j["location"] = where(file, r.where);
-  if (r.spec != nullptr) j.update(spec_json(file, *r.spec));
+  if (r.has_spec()) j.update(spec_json(file, r));
 }
 
 void to_json(nlohmann::json& j, const ruleset& rs) {
@@ -197,14 +197,14 @@ void to_json(nlohmann::json& j, const ruleset& rs) {
   j["applied"] = rs.applied;
   json tables = json::array();
   for (const auto& t : rs.tables) {
-    json tj{{"table", table_name(t.id)}, {"committed", t.committed}, {"location", where(t.file.get(), t.where)}};
+    json tj{{"table", table_name(t.id)}, {"committed", t.committed}, {"location", where(t.file, t.where)}};
     json chains = json::array();
     for (const auto& c : t.chains) {
       json cj{{"name", std::string(c.name)},
               {"policy", policy_name(c.policy)},
               {"builtin", c.builtin},
-              {"counters", counters_json(c.counters)},
-              {"location", where(c.file.get(), c.where)}};
+              {"counters", counters_json(c)},
+              {"location", where(c.file, c.where)}};
       if (t.applied) {
         cj["first_rule"] = c.first_rule;
         cj["rule_count"] = c.rule_count;

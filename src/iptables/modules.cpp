@@ -1131,7 +1131,7 @@ void each(std::span<const option> opts, F&& f) {
 std::optional<comment_match> as_comment(const match& m) noexcept {
   if (m.id != module_id::comment) return std::nullopt;
   comment_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     if (o.id == option_id::comment_comment) r.text = o.text();
   });
   return r;
@@ -1140,7 +1140,7 @@ std::optional<comment_match> as_comment(const match& m) noexcept {
 std::optional<statistic_match> as_statistic(const match& m) noexcept {
   if (m.id != module_id::statistic) return std::nullopt;
   statistic_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     switch (o.id) {
       case option_id::statistic_mode:
         r.mode = o.number() ? statistic_mode::nth : statistic_mode::random;
@@ -1167,7 +1167,7 @@ std::optional<recent_match> as_recent(const match& m, ip_family family) noexcept
   if (m.id != module_id::recent) return std::nullopt;
   recent_match r;
   r.mask = mask_of(family, max_prefix_length(family));
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     switch (o.id) {
       case option_id::recent_set:
         r.command = recent_command::set;
@@ -1220,7 +1220,7 @@ namespace {
 std::optional<mark_match> mark_of(const match& m, module_id id, option_id opt) noexcept {
   if (m.id != id) return std::nullopt;
   mark_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     if (o.id == opt) {
       r.value = o.first();
       r.mask = o.second();
@@ -1239,7 +1239,7 @@ std::optional<mark_match> as_connmark(const match& m) noexcept {
 std::optional<state_match> as_state(const match& m) noexcept {
   if (m.id != module_id::state) return std::nullopt;
   state_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     if (o.id == option_id::state_state) {
       r.states = static_cast<std::uint16_t>(o.number());
       r.negated = o.negated;
@@ -1251,7 +1251,7 @@ std::optional<state_match> as_state(const match& m) noexcept {
 std::optional<conntrack_match> as_conntrack(const match& m) noexcept {
   if (m.id != module_id::conntrack) return std::nullopt;
   conntrack_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     using O = option_id;
     switch (o.id) {
       case O::conntrack_ctstate:
@@ -1307,7 +1307,7 @@ std::optional<conntrack_match> as_conntrack(const match& m) noexcept {
 std::optional<multiport_match> as_multiport(const match& m) noexcept {
   if (m.id != module_id::multiport) return std::nullopt;
   multiport_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     switch (o.id) {
       case option_id::multiport_sports:
         r.direction = multiport_direction::source;
@@ -1330,7 +1330,7 @@ std::optional<multiport_match> as_multiport(const match& m) noexcept {
 std::optional<addrtype_match> as_addrtype(const match& m) noexcept {
   if (m.id != module_id::addrtype) return std::nullopt;
   addrtype_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     switch (o.id) {
       case option_id::addrtype_src_type:
         r.source_types = static_cast<std::uint16_t>(o.number());
@@ -1368,7 +1368,7 @@ void fill_ports(port_match& r, const option& o, option_id sport, option_id dport
 std::optional<tcp_match> as_tcp(const match& m) noexcept {
   if (m.id != module_id::tcp) return std::nullopt;
   tcp_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     fill_ports(r, o, option_id::tcp_sport, option_id::tcp_dport);
     if (o.id == option_id::tcp_flags)
       r.tcp_flags =
@@ -1384,14 +1384,14 @@ std::optional<tcp_match> as_tcp(const match& m) noexcept {
 std::optional<port_match> as_udp(const match& m) noexcept {
   if (m.id != module_id::udp) return std::nullopt;
   port_match r;
-  each(m.options, [&](const option& o) { fill_ports(r, o, option_id::udp_sport, option_id::udp_dport); });
+  each(m.options(), [&](const option& o) { fill_ports(r, o, option_id::udp_sport, option_id::udp_dport); });
   return r;
 }
 
 std::optional<sctp_match> as_sctp(const match& m) noexcept {
   if (m.id != module_id::sctp) return std::nullopt;
   sctp_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     fill_ports(r, o, option_id::sctp_sport, option_id::sctp_dport);
     if (o.id == option_id::sctp_chunk_types) {
       r.chunk_types = o.text();
@@ -1405,7 +1405,7 @@ namespace {
 std::optional<icmp_match> icmp_of(const match& m, module_id id) noexcept {
   if (m.id != id) return std::nullopt;
   icmp_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     if (o.id == option_id::icmp_type || o.id == option_id::icmp6_type) {
       const auto v = o.number();
       r.type = static_cast<std::uint8_t>(v);
@@ -1425,7 +1425,7 @@ std::optional<icmp_match> as_icmp6(const match& m) noexcept { return icmp_of(m, 
 std::optional<set_match> as_set(const match& m) noexcept {
   if (m.id != module_id::set) return std::nullopt;
   set_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     switch (o.id) {
       case option_id::set_match_set:
         r.set = o.set();
@@ -1450,7 +1450,7 @@ std::optional<set_match> as_set(const match& m) noexcept {
 std::optional<limit_match> as_limit(const match& m) noexcept {
   if (m.id != module_id::limit) return std::nullopt;
   limit_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     if (o.id == option_id::limit_limit) r.average = static_cast<std::uint32_t>(o.number());
     if (o.id == option_id::limit_burst) r.burst = static_cast<std::uint32_t>(o.number());
   });
@@ -1463,7 +1463,7 @@ std::optional<limit_match> as_limit(const match& m) noexcept {
 std::optional<physdev_match> as_physdev(const match& m) noexcept {
   if (m.id != module_id::physdev) return std::nullopt;
   physdev_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     switch (o.id) {
       case option_id::physdev_in:
         r.in = o.text();
@@ -1492,7 +1492,7 @@ std::optional<physdev_match> as_physdev(const match& m) noexcept {
 std::optional<nfacct_match> as_nfacct(const match& m) noexcept {
   if (m.id != module_id::nfacct) return std::nullopt;
   nfacct_match r;
-  each(m.options, [&](const option& o) {
+  each(m.options(), [&](const option& o) {
     if (o.id == option_id::nfacct_name) r.name = o.text();
   });
   return r;

@@ -204,7 +204,6 @@ class parser {
     required_ = 0;
     optional_ = false;
     current_option_ = -1;
-    line_rule_ = nullptr;
   }
 
   void content(const char* begin, const char* end) {
@@ -789,7 +788,6 @@ class parser {
   std::string_view last_keyword_;
   std::string_view last_raw_;
   std::size_t reserve_lines_ = 0;
-  const rule_spec* line_rule_ = nullptr;
   rule pending_rule_;
   detail::module_context module_context_;
 
@@ -805,9 +803,6 @@ class parser {
 
   std::unordered_map<std::string, generic_use> generic_uses_;
   std::vector<std::string> generic_keys_;
-
- public:
-  source_ptr file_ptr;  // set by parse(): the shared pointer rules keep
 };
 
 // ---- decoding at the end of a rule line -----------------------------------------------------------
@@ -937,10 +932,11 @@ void parser::build_rule() {
   rule& r = pending_rule_;
   r = rule{};
   r.where = {content_begin_, content_end_ - content_begin_};
-  r.chain = command_chain_.text;
   r.command = command_;
-  r.position = command_number_;
   r.only = only_;
+  rule_builder::parts parts;
+  parts.chain = command_chain_.text;
+  parts.extras.position = command_number_;
 
   const bool takes_spec = command_ == command_kind::append || command_ == command_kind::insert ||
                           command_ == command_kind::replace || command_ == command_kind::check ||
@@ -968,10 +964,11 @@ void parser::build_rule() {
     }
     if (command_ == command_kind::rename_chain) {
       validate_chain_name(command_new_name_.text, command_new_name_.where, true, clash::verdicts);
-      r.new_name = command_new_name_.text;
+      parts.extras.new_name = command_new_name_.text;
     }
     if (command_ == command_kind::new_chain)
-      validate_chain_name(r.chain, command_chain_.where, true, clash::targets);
+      validate_chain_name(parts.chain, command_chain_.where, true, clash::targets);
+    rule_builder::build(r, src_, parts);
     return;
   }
 
@@ -979,32 +976,19 @@ void parser::build_rule() {
   module_context_.file = &src_;
   module_context_.sink = &sink_;
   module_context_.family = family;
-  module_context_.chain = r.chain;
+  module_context_.chain = parts.chain;
   module_context_.protocol = 0;
   module_context_.protocol_negated = false;
+  parts.has_spec = true;
 
-  rule_spec spec;
   // -s, -d
   decode_addresses(source_, family, scratch_sources_);
   decode_addresses(destination_, family, scratch_destinations_);
-  // One arena block for the rule: its specification, then its options, matches and addresses.
-  const std::size_t n_options = options_.size(), n_matches = matches_.size();
-  const std::size_t n_sources = scratch_sources_.size(), n_destinations = scratch_destinations_.size();
-  static_assert(sizeof(rule_spec) % alignof(option) == 0 && sizeof(option) % alignof(match) == 0 &&
-                sizeof(match) % alignof(address_match) == 0);
-  auto* const block =
-      static_cast<std::byte*>(src_.allocate(sizeof(rule_spec) + n_options * sizeof(option) + n_matches * sizeof(match) +
-                                                (n_sources + n_destinations) * sizeof(address_match),
-                                            alignof(rule_spec)));
-  auto* const option_slots = reinterpret_cast<option*>(block + sizeof(rule_spec));
-  auto* const match_slots = reinterpret_cast<match*>(option_slots + n_options);
-  auto* const address_slots = reinterpret_cast<address_match*>(match_slots + n_matches);
-  std::uninitialized_copy(scratch_sources_.begin(), scratch_sources_.end(), address_slots);
-  std::uninitialized_copy(scratch_destinations_.begin(), scratch_destinations_.end(), address_slots + n_sources);
-  spec.source = std::span<const address_match>(address_slots, n_sources);
-  spec.destination = std::span<const address_match>(address_slots + n_sources, n_destinations);
+  parts.sources = scratch_sources_;
+  parts.destinations = scratch_destinations_;
   // -i, -o
-  for (auto [clause, slot] : {std::pair{&in_iface_, &spec.in_interface}, std::pair{&out_iface_, &spec.out_interface}}) {
+  for (auto [clause, slot] : {std::pair{&in_iface_, &parts.extras.in_interface},
+                              std::pair{&out_iface_, &parts.extras.out_interface}}) {
     if (!clause->present) continue;
     if (!detail::valid_interface_name(clause->text))
       fail(error_code::invalid_value, clause->where,
@@ -1024,7 +1008,7 @@ void parser::build_rule() {
            fmt::format("unknown protocol `{}`", detail::clip(protocol_.text)));
     if (*p == 0 && protocol_.negated)
       fail(error_code::invalid_value, protocol_.option, "`! -p all` matches nothing and is rejected by iptables");
-    spec.protocol = {protocol_.option, *p, true, protocol_.negated};
+    parts.protocol = {protocol_.option, *p, true, protocol_.negated};
     module_context_.protocol = *p;
     module_context_.protocol_negated = protocol_.negated;
   }
@@ -1032,10 +1016,15 @@ void parser::build_rule() {
   if (fragment_.present) {
     if (family == ip_family::ipv6)
       fail(error_code::unknown_option, fragment_.where, "-f is an IPv4 option (ip6tables has none)");
-    spec.fragment = fragment_;
+    parts.extras.fragment = true;
+    parts.extras.fragment_negated = fragment_.negated;
+    parts.extras.fragment_where = fragment_.where;
   }
   // counters
-  if (has_counters_ || set_counters_) spec.counters = src_.store_one(counters_);
+  if (has_counters_ || set_counters_) {
+    parts.extras.counters = counters_;
+    parts.extras.has_counters = true;
+  }
 
   // Options, grouped by their module: matches in order, then the target.
   scratch_options_.clear();
@@ -1093,50 +1082,44 @@ void parser::build_rule() {
       seen = duplicate_stamp_;
     }
   }
-  std::uninitialized_copy(scratch_options_.begin(), scratch_options_.end(), option_slots);
-  const std::span<const option> stored_options(option_slots, n_options);
+  const std::span<const option> all_options(scratch_options_);
   for (std::size_t mi = 0; mi < matches_.size(); ++mi) {
     const auto& pm = matches_[mi];
-    match m;
-    m.name = pm.name;
-    m.where = pm.where;
-    m.id = pm.spec ? pm.spec->module : module_id::generic;
-    m.implicit = pm.implicit;
-    m.options = stored_options.subspan(scratch_starts_[mi], scratch_starts_[mi + 1] - scratch_starts_[mi]);
-    scratch_matches_.push_back(m);
+    scratch_matches_.emplace_back(
+        pm.name, all_options.subspan(scratch_starts_[mi], scratch_starts_[mi + 1] - scratch_starts_[mi]), pm.where,
+        pm.spec ? pm.spec->module : module_id::generic, pm.implicit);
   }
   const std::size_t target_first = scratch_starts_[matches_.size()];
 
-  // module checks need the final option spans
   for (std::size_t mi = 0; mi < scratch_matches_.size(); ++mi) {
     const auto& pm = matches_[mi];
     if (pm.spec == nullptr || pm.spec->check == nullptr) continue;
     try {
-      pm.spec->check({scratch_matches_[mi].options, scratch_matches_[mi].where, &module_context_});
+      pm.spec->check({scratch_matches_[mi].options(), scratch_matches_[mi].where, &module_context_});
     } catch (const value_error& e) {
       fail(e.code, e.where, e.message);
     }
   }
-  std::uninitialized_copy(scratch_matches_.begin(), scratch_matches_.end(), match_slots);
-  spec.matches = std::span<const match>(match_slots, n_matches);
+  parts.options = all_options;
+  parts.matches = scratch_matches_;
 
   if (target_id_ != target_id::none) {
-    spec.target.name = target_name_;
-    spec.target.where = target_where_;
-    spec.target.id = target_id_;
-    spec.target.is_goto = target_goto_;
-    spec.target.options = stored_options.subspan(target_first);
+    parts.target = target_id_;
+    parts.target_name = target_name_;
+    parts.target_where = target_where_;
+    parts.is_goto = target_goto_;
+    parts.target_options = all_options.size() - target_first;
     if (target_spec_ != nullptr && target_spec_->check != nullptr) {
       try {
-        target_spec_->check({spec.target.options, target_where_, &module_context_});
+        target_spec_->check({all_options.subspan(target_first), target_where_, &module_context_});
       } catch (const value_error& e) {
         fail(e.code, e.where, e.message);
       }
     }
-  } else if (stored_options.size() > target_first) {
-    fail(error_code::unknown_option, stored_options[target_first].where, "option without a module or target");
+  } else if (all_options.size() > target_first) {
+    fail(error_code::unknown_option, all_options[target_first].where, "option without a module or target");
   }
-  r.spec = std::construct_at(reinterpret_cast<rule_spec*>(block), spec);
+  rule_builder::build(r, src_, parts);
 }
 
 void parser::line_end() {
@@ -1157,7 +1140,7 @@ void parser::line_end() {
       }
       table t;
       t.id = table_id_;
-      t.file = file_ptr;
+      t.file = &src_;
       t.where = where;
       reserve(t);
       out_.tables.push_back(std::move(t));
@@ -1184,7 +1167,7 @@ void parser::line_end() {
       if (t == nullptr) return;
       chain c;
       c.name = decl_name_;
-      c.file = file_ptr;
+      c.file = &src_;
       c.where = {content_begin_, content_end_ - content_begin_};
       c.builtin = is_builtin_chain(t->id, c.name);
       const std::string_view p = policy_word_.text;
@@ -1204,15 +1187,17 @@ void parser::line_end() {
         if (sink_.full()) throw stop_parsing{};
         return;
       }
-      if (has_counters_) c.counters = counters_;
+      if (has_counters_) {
+        c.counters = counters_;
+        c.has_counters = true;
+      }
       t->chains.push_back(c);
       return;
     }
     case line_kind::rule: {
       table* t = open_table();
       if (t == nullptr) return;
-      pending_rule_.file = file_ptr;
-      t->rules.push_back(std::move(pending_rule_));
+      t->rules.push_back(pending_rule_);
       return;
     }
   }
@@ -1236,7 +1221,7 @@ table* parser::open_table() {
   if (opts_.lenient) {
     table t;
     t.id = opts_.lenient_table;
-    t.file = file_ptr;
+    t.file = &src_;
     t.where = {content_begin_, 0};
     reserve(t);
     out_.tables.push_back(std::move(t));
@@ -1643,7 +1628,6 @@ result<ruleset> parse(std::string name, std::string text, const parse_options& o
   ruleset& out = res.value;
   out.sources.push_back(src);
   parser p(*src, sink, options, out);
-  p.file_ptr = src;
   p.reserve_for(src->line_count());
   const std::string_view t = src->text();
   // iptables-restore reads a carriage return as part of the line's last word (`COMMIT\r` is no COMMIT,

@@ -405,7 +405,7 @@ void save_set(out_t& out, const match& m) {
   if (s.return_nomatch) out += " --return-nomatch";
   if (!s.update_counters) out += " ! --update-counters";
   if (!s.update_subcounters) out += " ! --update-subcounters";
-  for (const auto& o : m.options) {
+  for (const auto& o : m.options()) {
     std::string_view n;
     switch (o.id) {
       case option_id::set_packets_eq:
@@ -471,10 +471,10 @@ void save_tcp(out_t& out, const match& m) {
 }
 
 void save_match(out_t& out, const match& m, ip_family family) {
-  putf(out, " -m {}", m.name);
+  putf(out, " -m {}", m.name());
   switch (m.id) {
     case module_id::generic:
-      save_generic_options(out, m.options);
+      save_generic_options(out, m.options());
       break;
     case module_id::addrtype:
       save_addrtype(out, m);
@@ -708,86 +708,87 @@ void fold(native_ports& n, const match& m, const port_match& p) {
   if (!before && (!full_range(into.source) || !full_range(into.destination))) n.anchor = &m;
 }
 
-void save_spec(out_t& out, const rule_spec& s, ip_family family) {
-  base_address_list(out, 's', s.source);
-  base_address_list(out, 'd', s.destination);
-  if (s.in_interface != nullptr && !(s.in_interface->name == "+" && !s.in_interface->negated)) {
-    negation(out, s.in_interface->negated);
+void save_spec(out_t& out, const rule& s, ip_family family) {
+  base_address_list(out, 's', s.source());
+  base_address_list(out, 'd', s.destination());
+  if (const interface_match* in = s.in_interface(); in != nullptr && !(in->name == "+" && !in->negated)) {
+    negation(out, in->negated);
     out += " -i";
-    interface_name(out, s.in_interface->name);
+    interface_name(out, in->name);
   }
-  if (s.out_interface != nullptr && !(s.out_interface->name == "+" && !s.out_interface->negated)) {
-    negation(out, s.out_interface->negated);
+  if (const interface_match* o = s.out_interface(); o != nullptr && !(o->name == "+" && !o->negated)) {
+    negation(out, o->negated);
     out += " -o";
-    interface_name(out, s.out_interface->name);
+    interface_name(out, o->name);
   }
-  if (s.protocol.present && s.protocol.number != 0) {
-    negation(out, s.protocol.negated);
-    const auto name = detail::protocol_print_name(s.protocol.number);
+  const protocol_match protocol = s.protocol();
+  if (protocol.present && protocol.number != 0) {
+    negation(out, protocol.negated);
+    const auto name = detail::protocol_print_name(protocol.number);
     if (name.empty())
-      putf(out, " -p {}", s.protocol.number);
+      putf(out, " -p {}", protocol.number);
     else
       putf(out, " -p {}", name);
   }
-  if (s.fragment.present) {
-    negation(out, s.fragment.negated);
+  if (const fragment_match fragment = s.fragment(); fragment.present) {
+    negation(out, fragment.negated);
     out += " -f";
   }
   native_ports tcp, udp;
   bool any_native = false;
-  for (const auto& m : s.matches) {
+  for (const auto& m : s.matches()) {
     port_match p;
     if (is_native(m, p)) {
       fold(m.id == module_id::tcp ? tcp : udp, m, p);
       any_native = true;
     }
   }
-  for (const auto& m : s.matches) {
+  for (const auto& m : s.matches()) {
     port_match p;
     if (any_native && is_native(m, p)) {
       const native_ports& n = m.id == module_id::tcp ? tcp : udp;
       if (n.anchor != &m) continue;
-      putf(out, " -m {}", m.name);
+      putf(out, " -m {}", m.name());
       save_ports(out, n.ports);
       continue;
     }
     save_match(out, m, family);
   }
-  save_target(out, s.target, family);
+  save_target(out, s.target(), family);
 }
 
 void print_rule(out_t& out, const rule& r, ip_family family, const print_options& options) {
-  if (options.counters && r.spec != nullptr && r.spec->counters != nullptr)
-    putf(out, "[{}:{}] ", r.spec->counters->packets, r.spec->counters->bytes);
+  if (options.counters && r.has_spec() && r.counters() != nullptr)
+    putf(out, "[{}:{}] ", r.counters()->packets, r.counters()->bytes);
   if (r.only == family_filter::ipv4) out += "-4 ";
   if (r.only == family_filter::ipv6) out += "-6 ";
   out.append(command_option(r.command));
-  if (!r.chain.empty()) {
+  if (const std::string_view chain = r.chain(); !chain.empty()) {
     out += ' ';
-    out.append(r.chain);
+    out.append(chain);
   }
   switch (r.command) {
     case command_kind::insert:
     case command_kind::replace:
     case command_kind::delete_rule:
     case command_kind::zero:
-      if (r.position != 0) putf(out, " {}", r.position);
+      if (r.position() != 0) putf(out, " {}", r.position());
       break;
     case command_kind::policy:
       putf(out, " {}", policy_name(r.policy));
       break;
     case command_kind::rename_chain:
-      putf(out, " {}", r.new_name);
+      putf(out, " {}", r.new_name());
       break;
     default:
       break;
   }
-  if (r.spec != nullptr) save_spec(out, *r.spec, family);
+  if (r.has_spec()) save_spec(out, r, family);
 }
 
 void print_chain_declaration(out_t& out, const chain& c, bool applied) {
-  const counters k = c.builtin || !applied ? c.counters.value_or(counters{}) : counters{};
-  if (!applied && !c.counters && !c.builtin) {
+  const counters k = (c.builtin || !applied) && c.has_counters ? c.counters : counters{};
+  if (!applied && !c.has_counters && !c.builtin) {
     putf(out, ":{} {}\n", c.name, policy_name(c.policy));
     return;
   }
@@ -798,9 +799,9 @@ void print_chain_declaration(out_t& out, const chain& c, bool applied) {
 
 }  // namespace
 
-std::string detail::spec_text(const rule_spec& spec, ip_family family) {
+std::string detail::spec_text(const rule& r, ip_family family) {
   std::string out;
-  save_spec(out, spec, family);
+  save_spec(out, r, family);
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 
 namespace nflens::iptables {
 
@@ -133,6 +134,121 @@ const chain* find_chain(const table& t, std::string_view name) noexcept {
   for (const auto& c : user)
     if (c.name == name) return &c;
   return nullptr;
+}
+
+// ---- rules ----------------------------------------------------------------------------------------
+
+namespace {
+// The arrays block of a rule: options, then matches, then sources and destinations.
+static_assert(alignof(option) >= alignof(match) && sizeof(option) % alignof(match) == 0 &&
+              sizeof(match) % alignof(address_match) == 0);
+
+// Copies the arrays into one arena block; the matches' options are moved along into the block (a match
+// whose options lie outside `options` keeps them where they are).
+const std::byte* store_arrays(source& arena, std::span<const option> options, std::span<const match> matches,
+                              std::span<const address_match> sources, std::span<const address_match> destinations) {
+  const std::size_t bytes = options.size() * sizeof(option) + matches.size() * sizeof(match) +
+                            (sources.size() + destinations.size()) * sizeof(address_match);
+  if (bytes == 0) return nullptr;
+  auto* const block = static_cast<std::byte*>(arena.allocate(bytes, alignof(option)));
+  auto* const o = reinterpret_cast<option*>(block);
+  auto* const m = reinterpret_cast<match*>(o + options.size());
+  auto* const a = reinterpret_cast<address_match*>(m + matches.size());
+  std::uninitialized_copy(options.begin(), options.end(), o);
+  for (std::size_t i = 0; i < matches.size(); ++i) {
+    const match& x = matches[i];
+    const option* first = x.options().data();
+    const bool inside = !options.empty() && first >= options.data() && first < options.data() + options.size();
+    const std::span<const option> moved = inside ? std::span<const option>(o + (first - options.data()), x.options().size())
+                                                 : x.options();
+    std::construct_at(m + i, x.name(), moved, x.where, x.id, x.implicit);
+  }
+  std::uninitialized_copy(sources.begin(), sources.end(), a);
+  std::uninitialized_copy(destinations.begin(), destinations.end(), a + sources.size());
+  return block;
+}
+
+bool is_default(const rule_extras& e) noexcept {
+  return e.in_interface == nullptr && e.out_interface == nullptr && !e.has_counters && e.new_name.empty() &&
+         e.renamed_chain.empty() && e.renamed_target.empty() && !e.fragment && e.position == 0;
+}
+
+std::uint16_t narrow16(std::size_t n) noexcept { return static_cast<std::uint16_t>(std::min<std::size_t>(n, 0xffff)); }
+}  // namespace
+
+std::string_view rule::chain() const noexcept {
+  if (extras_ != nullptr && !extras_->renamed_chain.empty()) return extras_->renamed_chain;
+  if (chain_length_ == 0 || file == nullptr) return {};
+  return file->text().substr(chain_offset_, chain_length_);
+}
+
+std::span<const option> rule::options() const noexcept {
+  return {reinterpret_cast<const option*>(arrays_), option_count_};
+}
+
+std::span<const match> rule::matches() const noexcept {
+  return {reinterpret_cast<const match*>(options().data() + option_count_), match_count_};
+}
+
+std::span<const address_match> rule::source() const noexcept {
+  return {reinterpret_cast<const address_match*>(matches().data() + match_count_), source_count_};
+}
+
+std::span<const address_match> rule::destination() const noexcept {
+  return {source().data() + source_count_, destination_count_};
+}
+
+struct target rule::target() const noexcept {
+  struct target t;
+  t.id = target_id_;
+  if (t.id == target_id::none) return t;
+  t.where = target_where_;
+  t.is_goto = (flags_ & goto_flag) != 0;
+  t.options = options().last(target_option_count_);
+  if (extras_ != nullptr && !extras_->renamed_target.empty())
+    t.name = extras_->renamed_target;
+  else if (file != nullptr)
+    t.name = file->text().substr(target_offset_, target_length_);
+  return t;
+}
+
+void rule_builder::build(rule& r, source& file, const parts& p) {
+  const char* const text = file.text().data();
+  r.file = &file;
+  r.chain_offset_ = p.chain.empty() ? 0 : static_cast<std::uint32_t>(p.chain.data() - text);
+  r.chain_length_ = narrow16(p.chain.size());
+  r.arrays_ = store_arrays(file, p.options, p.matches, p.sources, p.destinations);
+  r.option_count_ = narrow16(p.options.size());
+  r.match_count_ = narrow16(p.matches.size());
+  r.target_option_count_ = narrow16(p.target_options);
+  r.source_count_ = static_cast<std::uint32_t>(p.sources.size());
+  r.destination_count_ = static_cast<std::uint32_t>(p.destinations.size());
+  r.target_id_ = p.target;
+  r.target_where_ = p.target_where;
+  r.target_offset_ = p.target_name.empty() ? 0 : static_cast<std::uint32_t>(p.target_name.data() - text);
+  r.target_length_ = narrow16(p.target_name.size());
+  r.protocol_where_ = p.protocol.where;
+  r.protocol_ = p.protocol.number;
+  r.flags_ = static_cast<std::uint8_t>((p.has_spec ? rule::has_spec_flag : 0) |
+                                       (p.protocol.present ? rule::protocol_flag : 0) |
+                                       (p.protocol.negated ? rule::protocol_negated_flag : 0) |
+                                       (p.is_goto ? rule::goto_flag : 0));
+  r.extras_ = is_default(p.extras) ? nullptr : file.store_one(p.extras);
+}
+
+rule rule_builder::with_addresses(const rule& r, source& arena, std::span<const address_match> sources,
+                                  std::span<const address_match> destinations) {
+  rule copy = r;
+  copy.arrays_ = store_arrays(arena, r.options(), r.matches(), sources, destinations);
+  copy.source_count_ = static_cast<std::uint32_t>(sources.size());
+  copy.destination_count_ = static_cast<std::uint32_t>(destinations.size());
+  return copy;
+}
+
+rule rule_builder::with_extras(const rule& r, source& arena, const rule_extras& extras) {
+  rule copy = r;
+  copy.extras_ = is_default(extras) ? nullptr : arena.store_one(extras);
+  return copy;
 }
 
 }  // namespace nflens::iptables
