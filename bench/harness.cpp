@@ -74,19 +74,25 @@ void reset_peak() {
     // Work that takes less than `min_seconds` is repeated within one timing, so that timer resolution
     // and one-off page faults do not pass for a property of the input size.
     int inner = 1;
-    if (opt.warm_up) {
+    // One run of the work, timed without `prepare`.
+    auto once = [&]() -> double {
+      if (opt.prepare) opt.prepare();
       const auto t0 = clock::now();
-      ok = work();
-      const double once = std::chrono::duration<double>(clock::now() - t0).count();
-      if (once < opt.min_seconds)
-        inner = static_cast<int>(std::min(1e6, std::ceil(opt.min_seconds / std::max(once, 1e-7))));
+      ok = work() && ok;
+      return std::chrono::duration<double>(clock::now() - t0).count();
+    };
+    if (opt.warm_up) {
+      const double first = once();
+      if (first < opt.min_seconds)
+        inner = static_cast<int>(std::min(1e6, std::ceil(opt.min_seconds / std::max(first, 1e-7))));
     }
     std::vector<double> times;
     for (int i = 0; i < std::max(opt.repetitions, 1); ++i) {
-      const auto t0 = clock::now();
-      for (int k = 0; k < inner; ++k) ok = work() && ok;
-      times.push_back(std::chrono::duration<double>(clock::now() - t0).count() / inner);
+      double total = 0;
+      for (int k = 0; k < inner; ++k) total += once();
+      times.push_back(total / inner);
     }
+    if (opt.prepare) opt.prepare();  // the last result is freed inside the measurement, as every other
     std::sort(times.begin(), times.end());
     r.best = times.front();
     r.median = times[times.size() / 2];

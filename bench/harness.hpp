@@ -54,6 +54,10 @@ struct options {
   bool warm_up = true;        ///< one untimed run first (page faults of the input, caches)
   double min_seconds = 0.02;  ///< work faster than this (in the warm-up) is repeated within each timed run
   double max_seconds = 600;   ///< the child is killed after this long and the sample fails
+  /// Run before each run of the work, untimed (its memory counts): hand the work its input (a parser that
+  /// takes ownership of the text needs a fresh copy each time) and free the previous run's result, so
+  /// that the time is the work's alone. Empty: nothing.
+  std::function<void()> prepare;
 };
 
 /// Runs `work` in a forked child and measures it. The child first returns the heap memory it inherited
@@ -109,6 +113,8 @@ class runner {
 
   /// True with `--quick`: benchmarks then use their small sizes.
   [[nodiscard]] bool quick() const noexcept { return quick_; }
+  /// `--repetitions N` (for measurements with options of their own).
+  [[nodiscard]] int repetitions() const noexcept { return repetitions_; }
   /// False when `--filter` excludes this name (the benchmark should then not even build its input).
   [[nodiscard]] bool wanted(std::string_view name) const noexcept;
 

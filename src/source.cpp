@@ -45,19 +45,22 @@ std::size_t initial_arena_size(std::size_t text_size) {
 }  // namespace
 
 source::source(std::string name, std::string text)
-    : name_(std::move(name)), text_(std::move(text)), arena_(initial_arena_size(text_.size()), arena_upstream()) {
-  // One memchr pass; the table makes locate() a binary search and costs 4 bytes per line.
-  line_starts_.reserve(text_.size() / 64 + 1);
-  line_starts_.push_back(0);
-  const char* const base = text_.data();
-  const char* p = base;
-  const char* const end = base + text_.size();
-  while (p < end) {
-    const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-    if (nl == nullptr) break;
-    p = static_cast<const char*>(nl) + 1;
-    if (p < end) line_starts_.push_back(static_cast<std::uint32_t>(p - base));
-  }
+    : name_(std::move(name)), text_(std::move(text)), arena_(initial_arena_size(text_.size()), arena_upstream()) {}
+
+const std::vector<std::uint32_t>& source::line_starts() const noexcept {
+  std::call_once(lines_built_, [this] {
+    // One memchr pass; the table makes locate() a binary search and costs 4 bytes per line.
+    const char* const base = text_.data();
+    const char* const end = base + text_.size();
+    std::size_t lines = 1;
+    for (const char* p = base; (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)))) != nullptr;)
+      if (++p < end) ++lines;
+    line_starts_.reserve(lines);
+    line_starts_.push_back(0);
+    for (const char* p = base; (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)))) != nullptr;)
+      if (++p < end) line_starts_.push_back(static_cast<std::uint32_t>(p - base));
+  });
+  return line_starts_;
 }
 
 source::~source() = default;
@@ -69,15 +72,17 @@ std::string_view source::text(span s) const noexcept {
 
 location source::locate(std::uint32_t offset) const noexcept {
   offset = std::min<std::uint32_t>(offset, static_cast<std::uint32_t>(text_.size()));
-  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-  const auto line = static_cast<std::uint32_t>(it - line_starts_.begin());  // >= 1: line_starts_[0] == 0
-  return {line, offset - line_starts_[line - 1] + 1, offset};
+  const auto& starts = line_starts();
+  auto it = std::upper_bound(starts.begin(), starts.end(), offset);
+  const auto line = static_cast<std::uint32_t>(it - starts.begin());  // >= 1: starts[0] == 0
+  return {line, offset - starts[line - 1] + 1, offset};
 }
 
 std::string_view source::line(std::uint32_t line) const noexcept {
-  if (line == 0 || line > line_starts_.size()) return {};
-  const std::size_t begin = line_starts_[line - 1];
-  std::size_t end = line < line_starts_.size() ? line_starts_[line] : text_.size();
+  const auto& starts = line_starts();
+  if (line == 0 || line > starts.size()) return {};
+  const std::size_t begin = starts[line - 1];
+  std::size_t end = line < starts.size() ? starts[line] : text_.size();
   if (end > begin && text_[end - 1] == '\n') --end;
   if (end > begin && text_[end - 1] == '\r') --end;
   return std::string_view(text_).substr(begin, end - begin);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <memory_resource>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,13 +57,14 @@ class source : public std::enable_shared_from_this<source> {
   [[nodiscard]] std::string_view text() const noexcept { return text_; }
   /// The text a span covers; an empty view when the span lies outside the text.
   [[nodiscard]] std::string_view text(span s) const noexcept;
-  /// Line and column of a byte offset (offsets past the end resolve to the end). O(log lines).
+  /// Line and column of a byte offset (offsets past the end resolve to the end). O(log lines); the first
+  /// lookup of a source builds its line table (one pass over the text; thread-safe).
   [[nodiscard]] location locate(std::uint32_t offset) const noexcept;
   [[nodiscard]] location locate(span s) const noexcept { return locate(s.offset); }
   /// The text of 1-based line `line`, without its line terminator (`\n` or `\r\n`).
   [[nodiscard]] std::string_view line(std::uint32_t line) const noexcept;
   /// Number of lines; a final line without a newline counts, an empty text has one (empty) line.
-  [[nodiscard]] std::uint32_t line_count() const noexcept { return static_cast<std::uint32_t>(line_starts_.size()); }
+  [[nodiscard]] std::uint32_t line_count() const noexcept { return static_cast<std::uint32_t>(line_starts().size()); }
   /// The span of `part`, which must be a view into `text()`.
   [[nodiscard]] span span_of(std::string_view part) const noexcept;
 
@@ -91,7 +93,10 @@ class source : public std::enable_shared_from_this<source> {
  private:
   std::string name_;
   std::string text_;
-  std::vector<std::uint32_t> line_starts_;
+  // The line table (4 bytes a line) is built on the first lookup: a parse that meets no error needs none.
+  [[nodiscard]] const std::vector<std::uint32_t>& line_starts() const noexcept;
+  mutable std::vector<std::uint32_t> line_starts_;
+  mutable std::once_flag lines_built_;
   std::pmr::monotonic_buffer_resource arena_;
   std::size_t arena_bytes_ = 0;
 };

@@ -167,6 +167,7 @@ class parser {
   }
 
   void start_line(const char* at) {
+    ++line_number_;
     kind_ = line_kind::none;
     clauses_ = 0;
     last_keyword_ = {};
@@ -702,8 +703,7 @@ class parser {
   // Room for the rest of the input: untouched capacity costs address space, not memory. Large
   // vectors ask for transparent huge pages (fewer page faults while they fill).
   void reserve(table& t) const {
-    const std::size_t here = src_.locate(content_begin_).line;
-    const std::size_t rest = reserve_lines_ > here ? reserve_lines_ - here : 0;
+    const std::size_t rest = reserve_lines_ > line_number_ ? reserve_lines_ - line_number_ : 0;
     t.rules.reserve(rest);
     t.chains.reserve(rest);
     advise_huge_pages(t.rules.data(), t.rules.capacity() * sizeof(rule));
@@ -788,7 +788,9 @@ class parser {
   std::string_view last_keyword_;
   std::string_view last_raw_;
   std::size_t reserve_lines_ = 0;
+  std::size_t line_number_ = 0;  // of the line being read, 1-based
   rule pending_rule_;
+  rule_builder::parts parts_;
   detail::module_context module_context_;
 
   // scratch reused across lines
@@ -934,8 +936,21 @@ void parser::build_rule() {
   r.where = {content_begin_, content_end_ - content_begin_};
   r.command = command_;
   r.only = only_;
-  rule_builder::parts parts;
+  // (reused: a fresh `parts` per line would be zeroed whole, every field is set here)
+  rule_builder::parts& parts = parts_;
   parts.chain = command_chain_.text;
+  parts.options = {};
+  parts.matches = {};
+  parts.sources = {};
+  parts.destinations = {};
+  parts.target_name = {};
+  parts.target_where = {};
+  parts.target_options = 0;
+  parts.target = target_id::none;
+  parts.is_goto = false;
+  parts.protocol = {};
+  parts.has_spec = false;
+  parts.extras = {};
   parts.extras.position = command_number_;
 
   const bool takes_spec = command_ == command_kind::append || command_ == command_kind::insert ||
@@ -1628,7 +1643,8 @@ result<ruleset> parse(std::string name, std::string text, const parse_options& o
   ruleset& out = res.value;
   out.sources.push_back(src);
   parser p(*src, sink, options, out);
-  p.reserve_for(src->line_count());
+  // Room for every line (a count, without building the source's line table, which only errors need).
+  p.reserve_for(static_cast<std::size_t>(std::count(src->text().begin(), src->text().end(), '\n')) + 1);
   const std::string_view t = src->text();
   // iptables-restore reads a carriage return as part of the line's last word (`COMMIT\r` is no COMMIT,
   // `-j ACCEPT\r` no target): CRLF line ends are refused, once, at the first; `iptables -S` lines
