@@ -1626,6 +1626,24 @@ struct control : pegtl::normal<Rule> {
 
 // ---------------------------------------------------------------------------------------------------
 
+namespace {
+// Newlines in blocks whose count fits 32 bits, which the compiler vectorizes (std::count's 64-bit
+// counter it does not: 6 times slower, a tenth of the parse).
+std::size_t count_newlines(std::string_view text) noexcept {
+  std::size_t n = 0;
+  const char* p = text.data();
+  for (std::size_t left = text.size(); left != 0;) {
+    const std::size_t k = std::min<std::size_t>(left, 4096);
+    std::uint32_t c = 0;
+    for (std::size_t i = 0; i < k; ++i) c += p[i] == '\n' ? 1u : 0u;
+    n += c;
+    p += k;
+    left -= k;
+  }
+  return n;
+}
+}  // namespace
+
 result<ruleset> parse(std::string name, std::string text, const parse_options& options) {
   result<ruleset> res;
   if (text.size() > options.limits.max_input_bytes || text.size() >= std::size_t{0xffffffff}) {
@@ -1644,7 +1662,7 @@ result<ruleset> parse(std::string name, std::string text, const parse_options& o
   out.sources.push_back(src);
   parser p(*src, sink, options, out);
   // Room for every line (a count, without building the source's line table, which only errors need).
-  p.reserve_for(static_cast<std::size_t>(std::count(src->text().begin(), src->text().end(), '\n')) + 1);
+  p.reserve_for(count_newlines(src->text()) + 1);
   const std::string_view t = src->text();
   // iptables-restore reads a carriage return as part of the line's last word (`COMMIT\r` is no COMMIT,
   // `-j ACCEPT\r` no target): CRLF line ends are refused, once, at the first; `iptables -S` lines
