@@ -103,8 +103,14 @@ class lowering {
 
   d::index add_origin(const source* s, span where, origin_kind k) {
     if (s == nullptr) return d::none;
-    auto it = source_ix_.find(s);
-    const std::uint32_t i = it != source_ix_.end() ? it->second : source_index(s->shared_from_this());
+    std::uint32_t i = 0;
+    if (auto it = source_ix_.find(s); it != source_ix_.end()) {
+      i = it->second;
+    } else if (auto owner = s->weak_from_this().lock()) {  // a source the ruleset does not list
+      i = source_index(owner);
+    } else {
+      return d::none;
+    }
     p_.origins.push_back(origin{i, where, k});
     return static_cast<d::index>(p_.origins.size() - 1);
   }

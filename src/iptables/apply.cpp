@@ -270,7 +270,7 @@ class applier {
 
  private:
   // The owner of a node's source, for a diagnostic.
-  static source_ptr owner(const source* file) { return file != nullptr ? file->shared_from_this() : nullptr; }
+  static source_ptr owner(const source* file) { return file != nullptr ? file->weak_from_this().lock() : nullptr; }
 
   void error(const source* at, span where, error_code code, std::string message,
              std::vector<diagnostic_note> notes = {}) {
