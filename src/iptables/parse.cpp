@@ -617,6 +617,10 @@ class parser {
         return true;
       }
     }
+    // an option of exactly that name of the `-p` protocol's module goes to that module, as when a generic
+    // extension is the latest (above): otherwise the same rule, printed with the option after the generic
+    // module's own, would be read back with it in the protocol's
+    if (load_implicit(opt, true)) return true;
     // a generic target or module loaded before the typed ones may have it: the one loaded last (the
     // target was loaded after the first `target_at_` matches)
     const bool generic_target = has_target && target_spec_ == nullptr;
