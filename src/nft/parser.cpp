@@ -128,6 +128,46 @@ std::string quote_token(std::string_view rest) {
 // ---------------------------------------------------------------------------------------------------
 // The state
 
+/// Allocator of the chain stack: storage in the source's arena, never given back, so that the chains of
+/// a table block stay where they were built instead of being copied into the arena when the table ends
+/// (a listing's chains are a tenth of its AST; the copy doubled them at the peak).
+template <class T>
+struct arena_allocator {
+  using value_type = T;
+  source* src;
+  explicit arena_allocator(source& s) noexcept : src(&s) {}
+  template <class U>
+  explicit arena_allocator(const arena_allocator<U>& other) noexcept : src(other.src) {}
+  [[nodiscard]] T* allocate(std::size_t n) { return static_cast<T*>(src->allocate(n * sizeof(T), alignof(T))); }
+  void deallocate(T*, std::size_t) noexcept {}
+  friend bool operator==(const arena_allocator& a, const arena_allocator& b) noexcept { return a.src == b.src; }
+};
+using chain_stack_type = std::vector<chain, arena_allocator<chain>>;
+
+/// The chain declarations of a table block (lines whose first word is `chain`, up to the first line
+/// that starts with `}`, as in a listing), so that the table's chains can be reserved once. `budget`
+/// bounds the bytes all such scans of one parse read (a hostile input of many unclosed tables must
+/// not make them quadratic); an exhausted budget counts nothing.
+std::size_t count_chain_lines(std::string_view rest, std::size_t& budget) noexcept {
+  if (rest.size() > budget) return 0;
+  std::size_t count = 0;
+  std::size_t at = 0;
+  while (at < rest.size()) {
+    const auto nl = rest.find('\n', at);
+    const std::size_t line_end = nl == std::string_view::npos ? rest.size() : nl;
+    if (at > 0 && rest[at] == '}') {
+      budget -= at;
+      return count;
+    }
+    std::size_t i = at;
+    while (i < line_end && (rest[i] == ' ' || rest[i] == '\t')) ++i;
+    if (line_end - i > 6 && rest.compare(i, 5, "chain") == 0 && (rest[i + 5] == ' ' || rest[i + 5] == '\t')) ++count;
+    at = line_end + 1;
+  }
+  budget -= std::min(budget, rest.size());
+  return count;
+}
+
 struct mark {
   std::uint32_t exprs, stmts, elems, binops, rules, chains, sets, flowtables, objects, names, timeout_states, chain_ctx;
 };
@@ -195,7 +235,7 @@ struct state {
   std::vector<stmt> stmts;
   std::vector<element> elems;
   std::vector<rule> rules;
-  std::vector<chain> chains;
+  chain_stack_type chains{arena_allocator<chain>(src)};
   std::vector<set> sets;
   std::vector<flowtable> flowtables;
   std::vector<object> objects;
@@ -264,6 +304,7 @@ struct state {
     elems.insert(elems.end(), inner.begin(), inner.end());
   }
   std::uint32_t lookahead = 0;
+  std::size_t chain_scan_budget = src.text().size();  ///< see count_chain_lines
   std::uint32_t include_depth = 0;
   std::vector<diagnostic>* extra = nullptr;
   bool diagnose = false;
@@ -311,8 +352,8 @@ struct state {
   }
   const expr* keep(const expr& e) { return src.store_one(e); }
   const expr* pop_keep() { return keep(pop()); }
-  template <class T>
-  std::span<const T> keep_range(std::vector<T>& v, std::size_t from) {
+  template <class T, class A>
+  std::span<const T> keep_range(std::vector<T, A>& v, std::size_t from) {
     const auto out = src.store(std::span<const T>(v.data() + from, v.size() - from));
     v.resize(from);
     return out;
@@ -3470,6 +3511,15 @@ struct action<g::block_brace<g::block_items<g::table_block_item>>> {
     st.table.fam = st.fam;
     st.table.name = st.table_name;
     st.table_marks[0] = static_cast<std::uint32_t>(st.chains.size());
+    if (st.chains.empty()) {
+      // Reserve the listing's chains where they will stay (see `arena_allocator`).
+      const auto rest = st.src.text().substr(st.offset(in.end()));
+      if (const std::size_t n = count_chain_lines(rest, st.chain_scan_budget); n > st.chains.capacity()) {
+        chain_stack_type fresh{arena_allocator<chain>(st.src)};
+        fresh.reserve(n);
+        st.chains.swap(fresh);
+      }
+    }
     st.table_marks[1] = static_cast<std::uint32_t>(st.sets.size());
     st.table_marks[2] = static_cast<std::uint32_t>(st.flowtables.size());
     st.table_marks[3] = static_cast<std::uint32_t>(st.objects.size());
@@ -3679,7 +3729,14 @@ struct action<g::add_table> {
     static_cast<table_info&>(t) = st.table;
     t.where = st.span_of(in);
     t.fam = st.fam;
-    t.chains = st.keep_range(st.chains, st.table_marks[0]);
+    if (st.table_marks[0] == 0 && st.chains.size() * 2 > st.chains.capacity()) {
+      // The chains stay in the arena storage they were built in; the stack starts anew.
+      t.chains = std::span<const chain>(st.chains.data(), st.chains.size());
+      chain_stack_type fresh{arena_allocator<chain>(st.src)};
+      st.chains.swap(fresh);
+    } else {
+      t.chains = st.keep_range(st.chains, st.table_marks[0]);
+    }
     t.sets = st.keep_range(st.sets, st.table_marks[1]);
     t.flowtables = st.keep_range(st.flowtables, st.table_marks[2]);
     t.objects = st.keep_range(st.objects, st.table_marks[3]);
