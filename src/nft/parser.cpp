@@ -1352,7 +1352,8 @@ struct action<g::numgen_expr> {
     // data type")
     if (std::uint64_t{st.sel.numgen.offset} + st.sel.numgen.modulus - 1 > UINT32_MAX)
       st.fail(in, error_code::number_out_of_range,
-              fmt::format("numgen offset {} + modulus {} goes past 2^32", st.sel.numgen.offset, st.sel.numgen.modulus));
+              fmt::format("numgen offset {} + modulus {} goes past 2^32", std::uint32_t{st.sel.numgen.offset},
+                          std::uint32_t{st.sel.numgen.modulus}));
     st.push(st.span_of(in), st.sel.numgen);
   }
 };
@@ -2411,7 +2412,10 @@ struct action<g::fwd_stmt> {
   static void apply(const In& in, state& st) {
     // `fwd to DEV` names a device only; `fwd ip to ADDR device DEV` both.
     fwd_stmt f{st.sx.fwd.protocol, st.sx.dup.address, st.sx.dup.device};
-    if (f.device == nullptr) std::swap(f.address, f.device);
+    if (f.device == nullptr) {
+      f.device = f.address;
+      f.address = nullptr;
+    }
     push_stmt(in, st, f);
   }
 };
