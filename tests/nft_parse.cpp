@@ -84,7 +84,7 @@ TEST_SUITE("unit") {
     const auto* key = elems[0].key->get<concat_expr>();
     REQUIRE(key != nullptr);
     REQUIRE(key->items.size() == 3);
-    CHECK(key->items[0].get<address_expr>()->address == *parse_ip_address("172.30.0.41"));
+    CHECK(key->items[0].get<address_expr>()->address() == *parse_ip_address("172.30.0.41"));
     CHECK(key->items[1].get<symbol_expr>()->name == "tcp");
     CHECK(key->items[2].get<integer_expr>()->value == 80);
     const auto* data = elems[0].data->get<verdict_expr>();
@@ -138,8 +138,8 @@ TEST_SUITE("unit") {
     const auto* and_ = m->left->get<binop_expr>();
     REQUIRE(and_ != nullptr);
     CHECK(and_->op == binop::and_);
-    CHECK(and_->left->get<meta_expr>()->key == meta_key::mark);
-    CHECK(and_->right->get<integer_expr>()->value == 0x4000);
+    CHECK(and_->left()->get<meta_expr>()->key == meta_key::mark);
+    CHECK(and_->right()->get<integer_expr>()->value == 0x4000);
 
     one_rule oct("meta mark 010");  // nft's scanner reads a leading 0 as octal
     REQUIRE(oct.r != nullptr);
@@ -199,7 +199,7 @@ TEST_SUITE("unit") {
     const auto* nat = c.at(1).get<nat_stmt>();
     REQUIRE(nat != nullptr);
     CHECK(nat->kind == nat_kind::dnat);
-    CHECK(nat->address->get<address_expr>()->address == *parse_ip_address("10.180.0.1"));
+    CHECK(nat->address->get<address_expr>()->address() == *parse_ip_address("10.180.0.1"));
     CHECK(nat->port->get<integer_expr>()->value == 80);
 
     one_rule d("ip saddr != { 203.0.113.0/25 } drop");
@@ -623,7 +623,7 @@ TEST_SUITE("unit") {
     REQUIRE(plain.r != nullptr);
     const auto* p = plain.at(1).get<nat_stmt>();
     REQUIRE(p != nullptr);
-    CHECK(to_string(p->address->get<address_expr>()->address) == "10.0.0.3");
+    CHECK(to_string(p->address->get<address_expr>()->address()) == "10.0.0.3");
     CHECK(p->port->get<integer_expr>()->value == 8080);
   }
 
@@ -743,7 +743,7 @@ TEST_SUITE("unit") {
       if (r.r == nullptr) return errors_of(r.parsed);
       const auto* rel = r.at(0).get<match_stmt>();
       if (rel == nullptr || rel->right == nullptr || rel->right->get<address_expr>() == nullptr) return "?";
-      return to_string(rel->right->get<address_expr>()->address);
+      return to_string(rel->right->get<address_expr>()->address());
     };
     CHECK(address_of("010.0.0.1") == "8.0.0.1");
     CHECK(address_of("01.02.03.04") == "1.2.3.4");

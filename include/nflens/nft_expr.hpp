@@ -28,8 +28,8 @@
 #include <variant>
 
 /// The alternatives of `expr` and `stmt` that hold numbers, pointers or views are packed (no padding,
-/// alignment 1), so that their variants take 24 bytes and the nodes 32: a dump's million expressions are
-/// most of its AST. Their fields read and assign as usual; a reference or pointer to such a field cannot
+/// alignment 1), so that the variants stay small (an `expr` is 24 bytes, a `stmt` 32): a dump's million
+/// expressions are most of its AST. Their fields read and assign as usual; a reference or pointer to such a field cannot
 /// be taken (copy the value).
 #define NFLENS_PACKED [[gnu::packed]]
 
@@ -378,9 +378,26 @@ struct chain;
 struct NFLENS_PACKED integer_expr {
   std::uint64_t value = 0;
 };
-/// An IPv4 or IPv6 address.
-struct address_expr {
-  ip_address address;
+/// An IPv4 or IPv6 address: an IPv4 address is held in the node, an IPv6 one in the arena (so that the
+/// node stays 24 bytes). `address()` gives it back.
+struct NFLENS_PACKED address_expr {
+  std::array<std::uint8_t, 4> v4_bytes{};  ///< IPv4 (when `v6` is null)
+  const ip_address* v6 = nullptr;          ///< IPv6, in the arena of `arena` given to the constructor
+
+  address_expr() = default;  ///< 0.0.0.0
+  /// Holds `a`; an IPv6 address is copied into `arena`'s arena.
+  address_expr(const ip_address& a, source& arena) {
+    if (a.family == ip_family::ipv6)
+      v6 = arena.store_one(a);
+    else
+      for (std::size_t i = 0; i < 4; ++i) v4_bytes[i] = a.bytes[i];
+  }
+  [[nodiscard]] ip_address address() const noexcept {
+    if (v6 != nullptr) return *v6;
+    ip_address a;
+    for (std::size_t i = 0; i < 4; ++i) a.bytes[i] = v4_bytes[i];
+    return a;
+  }
 };
 /// An Ethernet address `aa:bb:cc:dd:ee:ff`.
 struct ether_address_expr {
@@ -411,17 +428,20 @@ struct NFLENS_PACKED prefix_expr {
   const expr* value = nullptr;
   std::uint8_t length = 0;
 };
-/// `low-high` (`1024-65535`, `10.0.0.1-10.0.0.9`).
+/// `low-high` (`1024-65535`, `10.0.0.1-10.0.0.9`). The bounds are two consecutive nodes.
 struct NFLENS_PACKED range_expr {
-  const expr* low = nullptr;
-  const expr* high = nullptr;
+  const expr* bounds = nullptr;  ///< low, high
+  [[nodiscard]] const expr* low() const noexcept { return bounds; }
+  [[nodiscard]] const expr* high() const noexcept;
 };
 /// `left OP right` for `&` `|` `^` `<<` `>>`. Left-associative; `&` binds tighter than `^` than `|`, and
 /// shifts tightest (parser_bison.y `shift_expr` ... `inclusive_or_expr`).
+/// The operands are two consecutive nodes.
 struct NFLENS_PACKED binop_expr {
   binop op = binop::and_;
-  const expr* left = nullptr;
-  const expr* right = nullptr;
+  const expr* operands = nullptr;  ///< left, right
+  [[nodiscard]] const expr* left() const noexcept { return operands; }
+  [[nodiscard]] const expr* right() const noexcept;
 };
 /// A concatenation `a . b . c` (two or more items).
 struct NFLENS_PACKED concat_expr {
@@ -439,10 +459,12 @@ struct NFLENS_PACKED set_expr {
 struct NFLENS_PACKED set_ref_expr {
   text_view name{};
 };
-/// A lookup `key map { ... }` or `key map @name`; `mapping` is a `set_expr` or `set_ref_expr`.
+/// A lookup `key map { ... }` or `key map @name`; `mapping` is a `set_expr` or `set_ref_expr`. The key
+/// and the mapping are two consecutive nodes.
 struct NFLENS_PACKED map_expr {
-  const expr* key = nullptr;
-  const expr* mapping = nullptr;
+  const expr* operands = nullptr;  ///< key, mapping
+  [[nodiscard]] const expr* key() const noexcept { return operands; }
+  [[nodiscard]] const expr* mapping() const noexcept;
 };
 /// A verdict as map data: `: accept`, `: goto chain`.
 struct NFLENS_PACKED verdict_expr {
@@ -505,7 +527,7 @@ struct NFLENS_PACKED numgen_expr {
   std::uint32_t offset = 0;
 };
 /// `jhash EXPR mod N [seed S] [offset O]`, `symhash mod N [offset O]`.
-struct NFLENS_PACKED hash_expr {
+struct hash_spec {
   const expr* key = nullptr;  ///< jhash only
   std::uint32_t modulus = 0;
   std::uint32_t seed = 0;
@@ -513,12 +535,16 @@ struct NFLENS_PACKED hash_expr {
   hash_kind kind = hash_kind::jhash;
   bool has_seed = false;
 };
+/// A hash expression node: its `hash_spec` lives in the arena (rare; the node stays 24 bytes).
+struct NFLENS_PACKED hash_expr {
+  const hash_spec* spec = nullptr;  ///< never null in a parsed node
+};
 /// `tunnel path|id`.
 struct tunnel_expr {
   tunnel_key key = tunnel_key::id;
 };
 
-/// An expression node. 32 bytes; children live in the same arena.
+/// An expression node. 24 bytes; children live in the same arena.
 struct expr {
   using value_type =
       std::variant<integer_expr, address_expr, ether_address_expr, time_expr, symbol_expr, string_expr, boolean_expr,
@@ -537,6 +563,18 @@ struct expr {
     return std::holds_alternative<T>(value);
   }
 };
+static_assert(sizeof(expr) == 24, "a dump holds a million expressions: keep every alternative within 15 bytes");
+
+inline const expr* range_expr::high() const noexcept { return bounds == nullptr ? nullptr : bounds + 1; }
+inline const expr* binop_expr::right() const noexcept { return operands == nullptr ? nullptr : operands + 1; }
+inline const expr* map_expr::mapping() const noexcept { return operands == nullptr ? nullptr : operands + 1; }
+
+/// Stores `first` and `second` as two consecutive nodes in the arena of `arena` and returns the first:
+/// the operands of `binop_expr`, `range_expr` and `map_expr`.
+inline const expr* store_pair(source& arena, const expr& first, const expr& second) {
+  const expr both[2] = {first, second};
+  return arena.store(std::span<const expr>(both)).data();
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Statements

@@ -215,7 +215,7 @@ struct selector_scratch {
   osf_expr osf;
   ipsec_expr ipsec;
   numgen_expr numgen;
-  hash_expr hash;
+  hash_spec hash;
   nfproto proto = nfproto::none;
 };
 
@@ -836,7 +836,7 @@ struct address_action {
   static void apply(const In& in, state& st) {
     std::string_view t = text(in);
     if (!t.empty() && t.front() == '[') t = t.substr(1, t.size() - 2);
-    st.push(st.span_of(in), address_expr{*parse_ip_address(t)});
+    st.push(st.span_of(in), address_expr{*parse_ip_address(t), st.src});
   }
 };
 template <>
@@ -845,7 +845,7 @@ struct action<g::ip4addr> {
   static void apply(const In& in, state& st) {
     std::uint32_t v = 0;
     (void)g::ipv4_length(in.begin(), in.end(), &v);
-    st.push(st.span_of(in), address_expr{ipv4(v)});
+    st.push(st.span_of(in), address_expr{ipv4(v), st.src});
   }
 };
 template <>
@@ -1359,12 +1359,12 @@ struct action<g::numgen_expr> {
 };
 template <>
 struct action<g::kw_jhash> {
-  static void apply0(state& st) { st.sel.hash = hash_expr{}; }
+  static void apply0(state& st) { st.sel.hash = hash_spec{}; }
 };
 template <>
 struct action<g::kw_symhash> {
   static void apply0(state& st) {
-    st.sel.hash = hash_expr{};
+    st.sel.hash = hash_spec{};
     st.sel.hash.kind = hash_kind::symhash;
   }
 };
@@ -1387,20 +1387,20 @@ template <>
 struct action<g::jhash_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
-    hash_expr h = st.sel.hash;
+    hash_spec h = st.sel.hash;
     h.kind = hash_kind::jhash;
     h.key = st.pop_keep();
-    st.push(st.span_of(in), h);
+    st.push(st.span_of(in), hash_expr{st.src.store_one(h)});
   }
 };
 template <>
 struct action<g::symhash_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
-    hash_expr h = st.sel.hash;
+    hash_spec h = st.sel.hash;
     h.kind = hash_kind::symhash;
     h.key = nullptr;
-    st.push(st.span_of(in), h);
+    st.push(st.span_of(in), hash_expr{st.src.store_one(h)});
   }
 };
 template <>
@@ -1465,7 +1465,7 @@ struct binop_chain_action {
       const expr left = out.back();
       out.pop_back();
       const span s{left.where.offset, right.where.offset + right.where.length - left.where.offset};
-      out.push_back(expr{s, binop_expr{pending.back(), st.keep(left), st.keep(right)}});
+      out.push_back(expr{s, binop_expr{pending.back(), store_pair(st.src, left, right)}});
       pending.pop_back();
     };
     out.push_back(operands[0]);
@@ -1491,7 +1491,7 @@ struct action<g::prefix_length> {
   static void apply(const In& in, state& st) {
     const expr value = st.pop();
     std::uint64_t max = 128;
-    if (const auto* a = value.get<address_expr>()) max = max_prefix_length(a->address.family);
+    if (const auto* a = value.get<address_expr>()) max = max_prefix_length(a->address().family);
     const auto len = number_of(in, st, max);
     const span s{value.where.offset, st.offset(in.end()) - value.where.offset};
     st.push(s, prefix_expr{st.keep(value), static_cast<std::uint8_t>(len)});
@@ -1501,10 +1501,10 @@ template <class O>
 struct action<g::range_tail<O>> {
   template <class In>
   static void apply(const In& in, state& st) {
-    const expr* high = st.pop_keep();
-    expr low = st.pop();
+    const expr high = st.pop();
+    const expr low = st.pop();
     const span s{low.where.offset, st.offset(in.end()) - low.where.offset};
-    st.push(s, range_expr{st.keep(low), high});
+    st.push(s, range_expr{store_pair(st.src, low, high)});
   }
 };
 
@@ -1553,7 +1553,7 @@ expr or_chain(state& st, std::span<const expr> items) {
   expr acc = items[0];
   for (std::size_t i = 1; i < items.size(); ++i) {
     const span s{acc.where.offset, items[i].where.offset + items[i].where.length - acc.where.offset};
-    acc = expr{s, binop_expr{binop::or_, st.keep(acc), st.keep(items[i])}};
+    acc = expr{s, binop_expr{binop::or_, store_pair(st.src, acc, items[i])}};
   }
   return acc;
 }
@@ -1590,22 +1590,22 @@ template <>
 struct action<g::map_tail> {
   template <class In>
   static void apply(const In& in, state& st) {
-    const expr* mapping = st.pop_keep();
-    expr key = st.pop();
+    const expr mapping = st.pop();
+    const expr key = st.pop();
     const span s{key.where.offset, st.offset(in.end()) - key.where.offset};
-    st.push(s, map_expr{st.keep(key), mapping});
+    st.push(s, map_expr{store_pair(st.src, key, mapping)});
   }
 };
 template <>
 struct action<g::map_stmt_tail> {
   template <class In>
   static void apply(const In& in, state& st) {
-    const expr* mapping = st.pop_keep();
+    const expr mapping = st.pop();
     const std::uint32_t from = st.top_mark().exprs;
     collapse_concat(in, st, from);
-    expr key = st.pop();
+    const expr key = st.pop();
     const span s{key.where.offset, st.offset(in.end()) - key.where.offset};
-    st.push(s, map_expr{st.keep(key), mapping});
+    st.push(s, map_expr{store_pair(st.src, key, mapping)});
   }
 };
 
@@ -1714,10 +1714,10 @@ void check_constant(const state& st, type_info want, const expr& e) {
       throw syntax_error{e.where.offset, e.where.length, error_code::number_out_of_range,
                          fmt::format("value {} is out of range for {} (0 to {})", n->value, name(want.type), max)};
   } else if (const auto* r = e.get<range_expr>()) {
-    check_constant(st, want, *r->low);
-    check_constant(st, want, *r->high);
-    const auto* lo = r->low->get<integer_expr>();
-    const auto* hi = r->high->get<integer_expr>();
+    check_constant(st, want, *r->low());
+    check_constant(st, want, *r->high());
+    const auto* lo = r->low()->get<integer_expr>();
+    const auto* hi = r->high()->get<integer_expr>();
     if (lo != nullptr && hi != nullptr && lo->value > hi->value)
       throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
                          fmt::format("range {}-{} has zero or negative size (nft: \"Range has zero or negative "
@@ -1762,7 +1762,7 @@ struct action<g::expr_stmt> {
       st.stmts.push_back(stmt{s, verdict_map_stmt{left, right}});
     } else if (st.flag_mask != nullptr) {
       // `left value / mask` is `(left & mask) == value` (nft's flagcmp); `op` defaults to ==.
-      const expr* masked = st.keep(expr{left->where, binop_expr{binop::and_, left, st.flag_mask}});
+      const expr* masked = st.keep(expr{left->where, binop_expr{binop::and_, store_pair(st.src, *left, *st.flag_mask)}});
       const relational_op op = st.relop == relational_op::implicit ? relational_op::eq : st.relop;
       st.stmts.push_back(stmt{s, match_stmt{masked, right, op, true}});
       st.flag_mask = nullptr;
