@@ -128,9 +128,9 @@ std::string quote_token(std::string_view rest) {
 // ---------------------------------------------------------------------------------------------------
 // The state
 
-/// Allocator of the chain stack: storage in the source's arena, never given back, so that the chains of
-/// a table block stay where they were built instead of being copied into the arena when the table ends
-/// (a listing's chains are a tenth of its AST; the copy doubled them at the peak).
+/// Allocator of the chain and set stacks: storage in the source's arena, never given back, so that the
+/// chains and sets of a table block stay where they were built instead of being copied into the arena
+/// when the table ends (a listing's chains are a tenth of its AST; the copy doubled them at the peak).
 template <class T>
 struct arena_allocator {
   using value_type = T;
@@ -143,29 +143,42 @@ struct arena_allocator {
   friend bool operator==(const arena_allocator& a, const arena_allocator& b) noexcept { return a.src == b.src; }
 };
 using chain_stack_type = std::vector<chain, arena_allocator<chain>>;
+using set_stack_type = std::vector<set, arena_allocator<set>>;
 
-/// The chain declarations of a table block (lines whose first word is `chain`, up to the first line
-/// that starts with `}`, as in a listing), so that the table's chains can be reserved once. `budget`
-/// bounds the bytes all such scans of one parse read (a hostile input of many unclosed tables must
-/// not make them quadratic); an exhausted budget counts nothing.
-std::size_t count_chain_lines(std::string_view rest, std::size_t& budget) noexcept {
-  if (rest.size() > budget) return 0;
-  std::size_t count = 0;
+/// How many chains and sets (or maps) a table block declares, counted from its lines.
+struct table_counts {
+  std::size_t chains = 0;
+  std::size_t sets = 0;
+};
+/// The declarations of a table block: lines whose first word is `chain`, or `set` or `map`, up to the
+/// first line that starts with `}` (as in a listing), so that the table's chains and sets can be reserved
+/// once. `budget` bounds the bytes all such scans of one parse read (a hostile input of many unclosed
+/// tables must not make them quadratic); an exhausted budget counts nothing.
+table_counts count_table_lines(std::string_view rest, std::size_t& budget) noexcept {
+  table_counts n;
+  if (rest.size() > budget) return n;
+  const auto word = [](std::string_view line, std::string_view w) {
+    return line.size() > w.size() && line.starts_with(w) && (line[w.size()] == ' ' || line[w.size()] == '\t');
+  };
   std::size_t at = 0;
   while (at < rest.size()) {
     const auto nl = rest.find('\n', at);
     const std::size_t line_end = nl == std::string_view::npos ? rest.size() : nl;
     if (at > 0 && rest[at] == '}') {
       budget -= at;
-      return count;
+      return n;
     }
     std::size_t i = at;
     while (i < line_end && (rest[i] == ' ' || rest[i] == '\t')) ++i;
-    if (line_end - i > 6 && rest.compare(i, 5, "chain") == 0 && (rest[i + 5] == ' ' || rest[i + 5] == '\t')) ++count;
+    const std::string_view line = rest.substr(i, line_end - i);
+    if (word(line, "chain"))
+      ++n.chains;
+    else if (word(line, "set") || word(line, "map"))
+      ++n.sets;
     at = line_end + 1;
   }
   budget -= std::min(budget, rest.size());
-  return count;
+  return n;
 }
 
 struct mark {
@@ -236,7 +249,7 @@ struct state {
   std::vector<element> elems;
   std::vector<rule> rules;
   chain_stack_type chains{arena_allocator<chain>(src)};
-  std::vector<set> sets;
+  set_stack_type sets{arena_allocator<set>(src)};
   std::vector<flowtable> flowtables;
   std::vector<object> objects;
   std::vector<std::string_view> names;
@@ -304,7 +317,7 @@ struct state {
     elems.insert(elems.end(), inner.begin(), inner.end());
   }
   std::uint32_t lookahead = 0;
-  std::size_t chain_scan_budget = src.text().size();  ///< see count_chain_lines
+  std::size_t table_scan_budget = src.text().size();  ///< see count_table_lines
   std::uint32_t include_depth = 0;
   std::vector<diagnostic>* extra = nullptr;
   bool diagnose = false;
@@ -3515,13 +3528,19 @@ struct action<g::block_brace<g::block_items<g::table_block_item>>> {
     st.table.fam = st.fam;
     st.table.name = st.table_name;
     st.table_marks[0] = static_cast<std::uint32_t>(st.chains.size());
-    if (st.chains.empty()) {
-      // Reserve the listing's chains where they will stay (see `arena_allocator`).
+    if (st.chains.empty() && st.sets.empty()) {
+      // Reserve the listing's chains and sets where they will stay (see `arena_allocator`).
       const auto rest = st.src.text().substr(st.offset(in.end()));
-      if (const std::size_t n = count_chain_lines(rest, st.chain_scan_budget); n > st.chains.capacity()) {
+      const table_counts n = count_table_lines(rest, st.table_scan_budget);
+      if (n.chains > st.chains.capacity()) {
         chain_stack_type fresh{arena_allocator<chain>(st.src)};
-        fresh.reserve(n);
+        fresh.reserve(n.chains);
         st.chains.swap(fresh);
+      }
+      if (n.sets > st.sets.capacity()) {
+        set_stack_type fresh{arena_allocator<set>(st.src)};
+        fresh.reserve(n.sets);
+        st.sets.swap(fresh);
       }
     }
     st.table_marks[1] = static_cast<std::uint32_t>(st.sets.size());
@@ -3741,7 +3760,13 @@ struct action<g::add_table> {
     } else {
       t.chains = st.keep_range(st.chains, st.table_marks[0]);
     }
-    t.sets = st.keep_range(st.sets, st.table_marks[1]);
+    if (st.table_marks[1] == 0 && st.sets.size() * 2 > st.sets.capacity()) {
+      t.sets = std::span<const set>(st.sets.data(), st.sets.size());
+      set_stack_type fresh{arena_allocator<set>(st.src)};
+      st.sets.swap(fresh);
+    } else {
+      t.sets = st.keep_range(st.sets, st.table_marks[1]);
+    }
     t.flowtables = st.keep_range(st.flowtables, st.table_marks[2]);
     t.objects = st.keep_range(st.objects, st.table_marks[3]);
     st.cmd.body = st.src.store_one(t);
