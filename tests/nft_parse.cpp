@@ -126,6 +126,36 @@ TEST_SUITE("unit") {
     CHECK(m->right->get<symbol_expr>()->name == "new");
   }
 
+  TEST_CASE("nft parse: a table's chains and sets are whole however their lines are laid out") {
+    // The parser reserves a listing's chains and sets from a count of their lines; the count is exact
+    // for a listing (table b), too low when declarations share a line (table a), too high when a table's
+    // `}` is indented and the count runs into the next table (table a again, in the second text).
+    const auto names = [](const table& t) {
+      std::string out;
+      for (const auto& c : t.chains) out += std::string(c.name) + "(" + std::to_string(c.rules.size()) + ") ";
+      for (const auto& s : t.sets) out += std::string(s.name) + " ";
+      return out;
+    };
+    const std::string b =
+        "table ip b {\n\tset s3 {\n\t\ttype ipv4_addr\n\t}\n\tmap m4 {\n\t\ttype ipv4_addr : verdict\n\t}\n"
+        "\tchain c3 {\n\t\taccept\n\t\tdrop\n\t}\n\tchain c4 {\n\t}\n}\n";
+    for (const std::string& a : {std::string("table ip a { set s1 { type ipv4_addr; }; set s2 { type ipv4_addr; }; "
+                                             "chain c1 { accept; }; chain c2 { drop; accept; } }\n"),
+                                 std::string("table ip a {\n  set s1 {\n    type ipv4_addr\n  }\n  chain c1 {\n"
+                                             "    accept\n  }\n  }\n")}) {
+      CAPTURE(a);
+      const auto r = parse_text(a + b);
+      REQUIRE_MESSAGE(r.ok(), errors_of(r));
+      REQUIRE(r.value.commands.size() == 2);
+      const table& ta = *std::get<const table*>(r.value.commands[0].body);
+      const table& tb = *std::get<const table*>(r.value.commands[1].body);
+      CHECK(names(ta) == (a.find("c2") != std::string::npos ? "c1(1) c2(2) s1 s2 " : "c1(1) s1 "));
+      CHECK(names(tb) == "c3(2) c4(0) s3 m4 ");
+      CHECK(tb.chains[0].rules[1].stmts[0].get<verdict_stmt>()->kind == verdict::drop);
+      CHECK(tb.sets[1].is_map);
+    }
+  }
+
   TEST_CASE("nft parse: values are decoded, spellings do not matter") {
     one_rule a("meta mark & 0x4000 == 0 return");
     one_rule b("mark and 16384 == 0x00000000 return");
