@@ -28,7 +28,7 @@
 #include <variant>
 
 /// The alternatives of `expr` and `stmt` that hold numbers, pointers or views are packed (no padding,
-/// alignment 1), so that the variants stay small (an `expr` is 24 bytes, a `stmt` 32): a dump's million
+/// alignment 1), so that the variants stay small (an `expr` is 24 bytes, a `stmt` 28): a dump's million
 /// expressions are most of its AST. Their fields read and assign as usual; a reference or pointer to such a field cannot
 /// be taken (copy the value).
 #define NFLENS_PACKED [[gnu::packed]]
@@ -683,9 +683,9 @@ enum class nat_mode : std::uint8_t { plain, addr_port, interval, prefix };
 /// `snat|dnat [ip|ip6] [MODE] to ADDR[:PORT] [flags]`, `masquerade [to :PORT] [flags]`,
 /// `redirect [to [:]PORT] [flags]`.
 struct NFLENS_PACKED nat_stmt {
-  nat_kind kind = nat_kind::dnat;
+  nat_kind kind : 4 = nat_kind::dnat;  // kind and mode share a byte: the node stays 28 bytes
+  nat_mode mode : 4 = nat_mode::plain;
   nfproto protocol = nfproto::none;
-  nat_mode mode = nat_mode::plain;
   std::uint8_t flags = 0;  ///< nat_flag bits
   const expr* address = nullptr;
   const expr* port = nullptr;
@@ -724,10 +724,17 @@ struct NFLENS_PACKED set_stmt {
   const element* elem = nullptr;  ///< key, optional data, timeout and stateful statements
 };
 /// `meter NAME [size N] { key stmt }` (the pre-0.9 form of a dynamic set).
-struct NFLENS_PACKED meter_stmt {
+struct meter_spec {
   const expr* name = nullptr;  ///< a symbol_expr
   const element* elem = nullptr;
-  std::uint32_t size = default_size;  ///< the parsers give nft's default when none (or 0) is written
+  std::uint32_t size = 65535;  ///< the parsers give nft's default (`meter_stmt::default_size`) when none (or 0) is written
+};
+/// The statement node of a meter: its `meter_spec` lives in the arena (rare; the node stays 28 bytes).
+struct NFLENS_PACKED meter_stmt {
+  const meter_spec* spec = nullptr;  ///< never null in a parsed node
+  [[nodiscard]] const expr* name() const noexcept { return spec->name; }
+  [[nodiscard]] const element* elem() const noexcept { return spec->elem; }
+  [[nodiscard]] std::uint32_t size() const noexcept { return spec->size; }
   static constexpr std::uint32_t default_size = 65535;
 };
 /// `flow add @flowtable` (also spelled `flow offload @flowtable`).
@@ -777,7 +784,7 @@ struct NFLENS_PACKED unknown_stmt {
   text_view text{};
 };
 
-/// A statement. 32 bytes.
+/// A statement. 28 bytes.
 struct stmt {
   using value_type =
       std::variant<match_stmt, verdict_stmt, anonymous_chain_stmt, verdict_map_stmt, mangle_stmt, counter_stmt,
@@ -796,6 +803,7 @@ struct stmt {
     return std::holds_alternative<T>(value);
   }
 };
+static_assert(sizeof(stmt) == 28, "half a million statements in a dump: keep every alternative within 19 bytes");
 
 /// Options written on a set element (`set_elem_option`, `set_elem_stmt`): absent for most elements.
 struct element_options {

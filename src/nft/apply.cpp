@@ -201,7 +201,7 @@ struct ref_walker {
             if (const auto* r = x.set_ref->template get<set_ref_expr>()) v.dynset_ref(r->name, s.where);
             if (x.elem != nullptr) element(*x.elem);
           } else if constexpr (std::is_same_v<T, meter_stmt>) {
-            if (x.elem != nullptr) element(*x.elem);
+            if (x.elem() != nullptr) element(*x.elem());
           } else if constexpr (std::is_same_v<T, flow_offload_stmt>)
             v.flowtable_ref(x.flowtable, s.where);
           else if constexpr (std::is_same_v<T, objref_stmt>) {

@@ -277,7 +277,7 @@ struct cmp {
           else if constexpr (std::is_same_v<T, set_stmt>)
             return x.op == y.op && ex(x.set_ref, y.set_ref) && element_eq(*x.elem, *y.elem);
           else if constexpr (std::is_same_v<T, meter_stmt>)
-            return ex(x.name, y.name) && x.size == y.size && element_eq(*x.elem, *y.elem);
+            return ex(x.name(), y.name()) && x.size() == y.size() && element_eq(*x.elem(), *y.elem());
           else if constexpr (std::is_same_v<T, flow_offload_stmt>)
             return x.flowtable == y.flowtable;
           else if constexpr (std::is_same_v<T, objref_stmt>)

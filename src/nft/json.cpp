@@ -317,8 +317,8 @@ struct writer {
     return j;
   }
   json snode(const meter_stmt& v) const {
-    json j{{"kind", "meter"}, {"name", ex(v.name)}, {"size", v.size}};
-    if (v.elem != nullptr) j["element"] = element(*v.elem);
+    json j{{"kind", "meter"}, {"name", ex(v.name())}, {"size", v.size()}};
+    if (v.elem() != nullptr) j["element"] = element(*v.elem());
     return j;
   }
   json snode(const flow_offload_stmt& v) const { return {{"kind", "flow_offload"}, {"flowtable", str(v.flowtable)}}; }

@@ -576,19 +576,19 @@ void on_begin<g::reject_stmt>(state& st) {
 }
 template <>
 void on_begin<g::nat_stmt>(state& st) {
-  st.sx.nat = {};
+  st.sx.nat = nat_stmt{};
 }
 template <>
 void on_begin<g::masq_stmt>(state& st) {
-  st.sx.nat = {};
+  st.sx.nat = nat_stmt{};
 }
 template <>
 void on_begin<g::redir_stmt>(state& st) {
-  st.sx.nat = {};
+  st.sx.nat = nat_stmt{};
 }
 template <>
 void on_begin<g::tproxy_stmt>(state& st) {
-  st.sx.nat = {};
+  st.sx.nat = nat_stmt{};
   st.sx.tproxy_family = nfproto::none;
 }
 template <>
@@ -2562,7 +2562,9 @@ struct action<g::meter_stmt> {
     st.elems.pop_back();
     const expr* name = st.keep(expr{st.span_of(in), symbol_expr{st.sx.meter_name}});
     // nft gives a meter without a size, or of size 0, its default of 65535 (and lists it)
-    push_stmt(in, st, meter_stmt{name, e, st.sx.meter_size != 0 ? st.sx.meter_size : meter_stmt::default_size});
+    push_stmt(in, st,
+              meter_stmt{st.src.store_one(meter_spec{
+                  name, e, st.sx.meter_size != 0 ? st.sx.meter_size : meter_stmt::default_size})});
   }
 };
 

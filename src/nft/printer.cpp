@@ -842,12 +842,12 @@ struct printer {
   }
   void statement(const meter_stmt& v, bool) {
     out += "meter ";
-    if (v.name != nullptr) {
-      expr(*v.name, {});
+    if (v.name() != nullptr) {
+      expr(*v.name(), {});
       out += ' ';
     }
-    put("size {} {{ ", v.size != 0 ? v.size : meter_stmt::default_size);
-    const nft::element& el = *v.elem;
+    put("size {} {{ ", v.size() != 0 ? v.size() : meter_stmt::default_size);
+    const nft::element& el = *v.elem();
     expr(*el.key, types::type_of(*el.key, fam));
     element_inline_options(el);
     out += " }";

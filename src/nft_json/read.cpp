@@ -1313,7 +1313,7 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
   if (key == "map") return set_stmt_of(n, v, true);
   if (key == "meter") {
     need_object(v, "a meter statement");
-    meter_stmt m;
+    meter_spec m;
     element el = element_of(need(v, "key", "meter"), none, none, false);
     const auto stmts = std::vector<stmt>{stmt_of(need(v, "stmt", "meter"), {})};
     element_options o = el.options != nullptr ? *el.options : element_options{};
@@ -1324,7 +1324,7 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
     m.size = static_cast<std::uint32_t>(opt_number(v, "size", 0, UINT32_MAX));
     if (m.size == 0) m.size = meter_stmt::default_size;  // as nft sets it
     if (const jnode* nm = opt(v, "name")) m.name = keep(*nm, symbol_expr{string_of(*nm, "name")});
-    return stmt{n.where, m};
+    return stmt{n.where, meter_stmt{src_.store_one(m)}};
   }
   if (key == "queue") {
     queue_stmt q;

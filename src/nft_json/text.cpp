@@ -180,8 +180,8 @@ class checker {
             opt_expr(file, v.set_ref);
             if (v.elem != nullptr) element(file, *v.elem);
           } else if constexpr (std::is_same_v<T, meter_stmt>) {
-            opt_expr(file, v.name);
-            if (v.elem != nullptr) element(file, *v.elem);
+            opt_expr(file, v.name());
+            if (v.elem() != nullptr) element(file, *v.elem());
           } else if constexpr (std::is_same_v<T, flow_offload_stmt>) {
             name(file, s.where, "flowtable name", v.flowtable);
           } else if constexpr (std::is_same_v<T, objref_stmt>) {

@@ -1109,19 +1109,19 @@ class writer {
     e_.key("meter");
     e_.begin_object();
     e_.key("key");
-    if (m.elem != nullptr) element_key(*m.elem, false);
+    if (m.elem() != nullptr) element_key(*m.elem(), false);
     e_.key("stmt");
     const bool was = stateless_;
     stateless_ = true;
-    if (m.elem != nullptr && m.elem->options != nullptr && !m.elem->options->stmts.empty())
-      stmt(m.elem->options->stmts.front());
+    if (m.elem() != nullptr && m.elem()->options != nullptr && !m.elem()->options->stmts.empty())
+      stmt(m.elem()->options->stmts.front());
     else
       e_.null();
     stateless_ = was;
-    e_.member_number("size", m.size);
-    if (m.name != nullptr) {
+    e_.member_number("size", m.size());
+    if (m.name() != nullptr) {
       e_.key("name");
-      expr(*m.name);
+      expr(*m.name());
     }
     e_.end_object();
   }
