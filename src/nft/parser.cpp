@@ -3122,10 +3122,15 @@ struct action<g::set_elements> {
   static void apply(const In& in, state& st) {
     const expr e = st.pop();
     if (const auto* s = e.get<set_expr>()) {
-      // `elements = ...` may be given more than once; nft adds them all.
-      std::vector<element> all(st.cur_set.elements.begin(), st.cur_set.elements.end());
-      all.insert(all.end(), s->elements.begin(), s->elements.end());
-      st.cur_set.elements = st.src.store(std::span<const element>(all));
+      if (st.cur_set.elements.empty()) {
+        // the literal's elements are in the arena already: the set takes them as they are
+        st.cur_set.elements = s->elements;
+      } else {
+        // `elements = ...` may be given more than once; nft adds them all.
+        std::vector<element> all(st.cur_set.elements.begin(), st.cur_set.elements.end());
+        all.insert(all.end(), s->elements.begin(), s->elements.end());
+        st.cur_set.elements = st.src.store(std::span<const element>(all));
+      }
     } else {
       st.fail(in, error_code::invalid_value, "elements = takes a set { ... }");
     }
