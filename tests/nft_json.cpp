@@ -242,7 +242,7 @@ TEST_CASE("JSON values are read into the nodes the text parser makes") {
   const auto* p = st[1].get<nft::match_stmt>()->right->get<nft::prefix_expr>();
   REQUIRE(p != nullptr);
   CHECK(p->length == 8);
-  CHECK(nflens::to_string(p->value->get<nft::address_expr>()->address) == "10.0.0.0");
+  CHECK(nflens::to_string(p->value->get<nft::address_expr>()->address()) == "10.0.0.0");
   const auto* l = st[2].get<nft::match_stmt>()->right->get<nft::list_expr>();
   REQUIRE(l != nullptr);
   CHECK(l->items[1].get<nft::symbol_expr>()->name == "related");

@@ -84,7 +84,7 @@ TEST_SUITE("unit") {
     const auto* key = elems[0].key->get<concat_expr>();
     REQUIRE(key != nullptr);
     REQUIRE(key->items.size() == 3);
-    CHECK(key->items[0].get<address_expr>()->address == *parse_ip_address("172.30.0.41"));
+    CHECK(key->items[0].get<address_expr>()->address() == *parse_ip_address("172.30.0.41"));
     CHECK(key->items[1].get<symbol_expr>()->name == "tcp");
     CHECK(key->items[2].get<integer_expr>()->value == 80);
     const auto* data = elems[0].data->get<verdict_expr>();
@@ -126,6 +126,43 @@ TEST_SUITE("unit") {
     CHECK(m->right->get<symbol_expr>()->name == "new");
   }
 
+  TEST_CASE("nft parse: a table's chains and sets are whole however their lines are laid out") {
+    // The parser reserves a listing's chains and sets from a count of their lines; the count is exact
+    // for a listing (table b), too low when declarations share a line (table a), too high when a table's
+    // `}` is indented and the count runs into the next table (table a again, in the second text).
+    const auto names = [](const table& t) {
+      std::string out;
+      for (const auto& c : t.chains) out += std::string(c.name) + "(" + std::to_string(c.rules.size()) + ") ";
+      for (const auto& s : t.sets) out += std::string(s.name) + " ";
+      return out;
+    };
+    const std::string b =
+        "table ip b {\n\tset s3 {\n\t\ttype ipv4_addr\n\t}\n\tmap m4 {\n\t\ttype ipv4_addr : verdict\n\t}\n"
+        "\tchain c3 {\n\t\taccept\n\t\tdrop\n\t}\n\tchain c4 {\n\t}\n}\n";
+    for (const std::string& a : {std::string("table ip a { set s1 { type ipv4_addr; }; set s2 { type ipv4_addr; }; "
+                                             "chain c1 { accept; }; chain c2 { drop; accept; } }\n"),
+                                 std::string("table ip a {\n  set s1 {\n    type ipv4_addr\n  }\n  chain c1 {\n"
+                                             "    accept\n  }\n  }\n")}) {
+      CAPTURE(a);
+      const auto r = parse_text(a + b);
+      REQUIRE_MESSAGE(r.ok(), errors_of(r));
+      REQUIRE(r.value.commands.size() == 2);
+      const table& ta = *std::get<const table*>(r.value.commands[0].body);
+      const table& tb = *std::get<const table*>(r.value.commands[1].body);
+      CHECK(names(ta) == (a.find("c2") != std::string::npos ? "c1(1) c2(2) s1 s2 " : "c1(1) s1 "));
+      CHECK(names(tb) == "c3(2) c4(0) s3 m4 ");
+      CHECK(tb.chains[0].rules[1].stmts[0].get<verdict_stmt>()->kind == verdict::drop);
+      CHECK(tb.sets[1].is_map);
+    }
+    // `elements =` given twice adds both lists (the first is taken in place, the second appended)
+    const auto r = parse_text("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.2 }\n"
+                              "\t\telements = { 10.0.0.3 }\n\t}\n}\n");
+    REQUIRE_MESSAGE(r.ok(), errors_of(r));
+    const auto& els = std::get<const table*>(r.value.commands[0].body)->sets[0].elements;
+    REQUIRE(els.size() == 3);
+    CHECK(to_string(els[2].key->get<address_expr>()->address()) == "10.0.0.3");
+  }
+
   TEST_CASE("nft parse: values are decoded, spellings do not matter") {
     one_rule a("meta mark & 0x4000 == 0 return");
     one_rule b("mark and 16384 == 0x00000000 return");
@@ -138,8 +175,8 @@ TEST_SUITE("unit") {
     const auto* and_ = m->left->get<binop_expr>();
     REQUIRE(and_ != nullptr);
     CHECK(and_->op == binop::and_);
-    CHECK(and_->left->get<meta_expr>()->key == meta_key::mark);
-    CHECK(and_->right->get<integer_expr>()->value == 0x4000);
+    CHECK(and_->left()->get<meta_expr>()->key == meta_key::mark);
+    CHECK(and_->right()->get<integer_expr>()->value == 0x4000);
 
     one_rule oct("meta mark 010");  // nft's scanner reads a leading 0 as octal
     REQUIRE(oct.r != nullptr);
@@ -199,7 +236,7 @@ TEST_SUITE("unit") {
     const auto* nat = c.at(1).get<nat_stmt>();
     REQUIRE(nat != nullptr);
     CHECK(nat->kind == nat_kind::dnat);
-    CHECK(nat->address->get<address_expr>()->address == *parse_ip_address("10.180.0.1"));
+    CHECK(nat->address->get<address_expr>()->address() == *parse_ip_address("10.180.0.1"));
     CHECK(nat->port->get<integer_expr>()->value == 80);
 
     one_rule d("ip saddr != { 203.0.113.0/25 } drop");
@@ -623,7 +660,7 @@ TEST_SUITE("unit") {
     REQUIRE(plain.r != nullptr);
     const auto* p = plain.at(1).get<nat_stmt>();
     REQUIRE(p != nullptr);
-    CHECK(to_string(p->address->get<address_expr>()->address) == "10.0.0.3");
+    CHECK(to_string(p->address->get<address_expr>()->address()) == "10.0.0.3");
     CHECK(p->port->get<integer_expr>()->value == 8080);
   }
 
@@ -743,7 +780,7 @@ TEST_SUITE("unit") {
       if (r.r == nullptr) return errors_of(r.parsed);
       const auto* rel = r.at(0).get<match_stmt>();
       if (rel == nullptr || rel->right == nullptr || rel->right->get<address_expr>() == nullptr) return "?";
-      return to_string(rel->right->get<address_expr>()->address);
+      return to_string(rel->right->get<address_expr>()->address());
     };
     CHECK(address_of("010.0.0.1") == "8.0.0.1");
     CHECK(address_of("01.02.03.04") == "1.2.3.4");

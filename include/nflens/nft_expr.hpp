@@ -8,10 +8,17 @@
 ///
 /// Shapes. Nodes are small trivially copyable value types that live in the arena of the `source` they
 /// were parsed from (see source.hpp): expressions are trees of `expr` linked by `const expr*`, arrays
-/// are `std::span<const T>` into the arena, text is `std::string_view` into the source text (or into
-/// the arena for text that nflens composed). Every node has a `span` relative to the source of the
-/// top-level node (rule, element, set, chain, command) that contains it. Nodes have no behaviour:
-/// printing, JSON and the dispatch graph are separate passes.
+/// are spans into the arena, text is a view into the source text (or into the arena for text that
+/// nflens composed). Every node has a `span` relative to the source of the top-level node (rule,
+/// element, set, chain, command) that contains it. Nodes have no behaviour: printing, JSON and the
+/// dispatch graph are separate passes.
+///
+/// Size. A 34 MB kube-proxy dump holds a million expressions and half a million statements, so the
+/// nodes are compact: `expr` 24 bytes, `stmt` 28, `rule` 48, `chain` 72. Arrays and text in the nodes
+/// that are most numerous are `node_span` and `text_view` (12 bytes, converting to and from
+/// `std::span` and `std::string_view`); the two operands of a binary node are two consecutive nodes
+/// (`binop_expr::left()`, `right()`); an IPv6 address and the rare large nodes (`hash_spec`,
+/// `meter_spec`) live out of line in the arena.
 ///
 /// Values are stored decoded: `0x4000` and `16384` are the same `integer_expr`, `10800s` and `3h` the
 /// same duration, `mark` and `meta mark` the same `meta_expr`, `or` and `|` the same `binop`. Symbolic
@@ -27,7 +34,76 @@
 #include <string_view>
 #include <variant>
 
+/// The alternatives of `expr` and `stmt` that hold numbers, pointers or views are packed (no padding,
+/// alignment 1), so that the variants stay small (an `expr` is 24 bytes, a `stmt` 28): a dump's million
+/// expressions are most of its AST. Their fields read and assign as usual; a reference or pointer to such a field cannot
+/// be taken (copy the value).
+#define NFLENS_PACKED [[gnu::packed]]
+
 namespace nflens::nft {
+
+/// Text held by a node: a `std::string_view` in 12 bytes (pointer and 32-bit length, packed), so that
+/// nodes that name something stay small. Converts to and from `std::string_view`; compares as one.
+struct NFLENS_PACKED text_view {
+  const char* ptr_;     // no default member initializers: the type stays trivial, so it can be packed;
+  std::uint32_t size_;  // `text_view{}` is empty.
+
+  text_view() = default;
+  constexpr text_view(std::string_view v) noexcept : ptr_(v.data()), size_(static_cast<std::uint32_t>(v.size())) {}
+  constexpr text_view(const char* c) noexcept : text_view(std::string_view(c)) {}
+  [[nodiscard]] constexpr std::string_view view() const noexcept { return {ptr_, size_}; }
+  constexpr operator std::string_view() const noexcept { return view(); }
+  [[nodiscard]] constexpr const char* data() const noexcept { return ptr_; }
+  [[nodiscard]] constexpr std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] constexpr bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] constexpr const char* begin() const noexcept { return ptr_; }
+  [[nodiscard]] constexpr const char* end() const noexcept { return ptr_ + size_; }
+  [[nodiscard]] constexpr char front() const noexcept { return ptr_[0]; }
+  [[nodiscard]] constexpr char back() const noexcept { return ptr_[size_ - 1]; }
+  [[nodiscard]] constexpr char operator[](std::size_t i) const noexcept { return ptr_[i]; }
+  [[nodiscard]] constexpr bool starts_with(std::string_view p) const noexcept { return view().starts_with(p); }
+  [[nodiscard]] constexpr bool ends_with(std::string_view p) const noexcept { return view().ends_with(p); }
+  [[nodiscard]] constexpr bool starts_with(char c) const noexcept { return view().starts_with(c); }
+  [[nodiscard]] constexpr bool ends_with(char c) const noexcept { return view().ends_with(c); }
+  [[nodiscard]] constexpr std::string_view substr(std::size_t pos, std::size_t n = std::string_view::npos) const {
+    return view().substr(pos, n);
+  }
+  [[nodiscard]] constexpr std::size_t find(std::string_view p, std::size_t pos = 0) const noexcept {
+    return view().find(p, pos);
+  }
+  [[nodiscard]] constexpr std::size_t find(char c, std::size_t pos = 0) const noexcept { return view().find(c, pos); }
+  friend constexpr bool operator==(text_view a, text_view b) noexcept { return a.view() == b.view(); }
+  friend constexpr bool operator==(text_view a, std::string_view b) noexcept { return a.view() == b; }
+  friend constexpr bool operator==(text_view a, const char* b) noexcept { return a.view() == b; }
+  friend constexpr auto operator<=>(text_view a, text_view b) noexcept { return a.view() <=> b.view(); }
+  friend constexpr auto operator<=>(text_view a, std::string_view b) noexcept { return a.view() <=> b; }
+};
+
+/// An array of nodes in the arena: a `std::span<const T>` in 12 bytes (pointer and 32-bit count,
+/// packed). Iterates and indexes as a span and converts to and from one.
+template <class T>
+struct NFLENS_PACKED node_span {
+  const T* ptr_;  // trivial, as text_view; `node_span{}` is empty
+  std::uint32_t size_;
+
+  node_span() = default;
+  constexpr node_span(std::span<const T> s) noexcept : ptr_(s.data()), size_(static_cast<std::uint32_t>(s.size())) {}
+  [[nodiscard]] constexpr std::span<const T> view() const noexcept { return {ptr_, size_}; }
+  constexpr operator std::span<const T>() const noexcept { return view(); }
+  [[nodiscard]] constexpr const T* data() const noexcept { return ptr_; }
+  [[nodiscard]] constexpr std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] constexpr bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] constexpr const T* begin() const noexcept { return ptr_; }
+  [[nodiscard]] constexpr const T* end() const noexcept { return ptr_ + size_; }
+  [[nodiscard]] constexpr const T& front() const noexcept { return ptr_[0]; }
+  [[nodiscard]] constexpr const T& back() const noexcept { return ptr_[size_ - 1]; }
+  [[nodiscard]] constexpr const T& operator[](std::size_t i) const noexcept { return ptr_[i]; }
+  [[nodiscard]] constexpr std::span<const T> subspan(std::size_t pos, std::size_t n = std::dynamic_extent) const {
+    return view().subspan(pos, n);
+  }
+  [[nodiscard]] constexpr std::span<const T> first(std::size_t n) const { return view().first(n); }
+  [[nodiscard]] constexpr std::span<const T> last(std::size_t n) const { return view().last(n); }
+};
 
 // ---------------------------------------------------------------------------------------------------
 // Closed vocabularies. Each has `name()` (the word nft prints) and a parse function in nft.hpp.
@@ -306,30 +382,47 @@ struct chain;
 
 /// An unsigned number as written in decimal, hex (`0x4000`) or octal (a leading `0`, as nft's scanner
 /// reads it). Up to 64 bits; longer hex strings are kept as `symbol_expr`, as nft does.
-struct integer_expr {
+struct NFLENS_PACKED integer_expr {
   std::uint64_t value = 0;
 };
-/// An IPv4 or IPv6 address.
-struct address_expr {
-  ip_address address;
+/// An IPv4 or IPv6 address: an IPv4 address is held in the node, an IPv6 one in the arena (so that the
+/// node stays 24 bytes). `address()` gives it back.
+struct NFLENS_PACKED address_expr {
+  std::array<std::uint8_t, 4> v4_bytes{};  ///< IPv4 (when `v6` is null)
+  const ip_address* v6 = nullptr;          ///< IPv6, in the arena of `arena` given to the constructor
+
+  address_expr() = default;  ///< 0.0.0.0
+  /// Holds `a`; an IPv6 address is copied into `arena`'s arena.
+  address_expr(const ip_address& a, source& arena) {
+    if (a.family == ip_family::ipv6)
+      v6 = arena.store_one(a);
+    else
+      for (std::size_t i = 0; i < 4; ++i) v4_bytes[i] = a.bytes[i];
+  }
+  [[nodiscard]] ip_address address() const noexcept {
+    if (v6 != nullptr) return *v6;
+    ip_address a;
+    for (std::size_t i = 0; i < 4; ++i) a.bytes[i] = v4_bytes[i];
+    return a;
+  }
 };
 /// An Ethernet address `aa:bb:cc:dd:ee:ff`.
 struct ether_address_expr {
   std::array<std::uint8_t, 6> bytes{};
 };
 /// A duration written with units (`3h`, `1h2m3s`, `100ms`, `10800s`), in milliseconds.
-struct time_expr {
+struct NFLENS_PACKED time_expr {
   std::uint64_t milliseconds = 0;
 };
 /// An unquoted word: a symbolic constant (`established`, `tcp`, `echo-request`), an interface name,
 /// a class id (`1:bbf8`), or a number too long for 64 bits.
-struct symbol_expr {
-  std::string_view name;
+struct NFLENS_PACKED symbol_expr {
+  text_view name{};
 };
 /// A quoted string, without the quotes. nft has no escapes except `\*` (a literal star in an interface
 /// name), kept as written.
-struct string_expr {
-  std::string_view text;
+struct NFLENS_PACKED string_expr {
+  text_view text{};
 };
 /// `exists` / `missing`.
 struct boolean_expr {
@@ -338,51 +431,56 @@ struct boolean_expr {
 /// The catch-all set element `*`.
 struct wildcard_expr {};
 /// `value/length` (`10.0.0.0/8`, `fe80::/64`).
-struct prefix_expr {
+struct NFLENS_PACKED prefix_expr {
   const expr* value = nullptr;
   std::uint8_t length = 0;
 };
-/// `low-high` (`1024-65535`, `10.0.0.1-10.0.0.9`).
-struct range_expr {
-  const expr* low = nullptr;
-  const expr* high = nullptr;
+/// `low-high` (`1024-65535`, `10.0.0.1-10.0.0.9`). The bounds are two consecutive nodes.
+struct NFLENS_PACKED range_expr {
+  const expr* bounds = nullptr;  ///< low, high
+  [[nodiscard]] const expr* low() const noexcept { return bounds; }
+  [[nodiscard]] const expr* high() const noexcept;
 };
 /// `left OP right` for `&` `|` `^` `<<` `>>`. Left-associative; `&` binds tighter than `^` than `|`, and
 /// shifts tightest (parser_bison.y `shift_expr` ... `inclusive_or_expr`).
-struct binop_expr {
+/// The operands are two consecutive nodes.
+struct NFLENS_PACKED binop_expr {
   binop op = binop::and_;
-  const expr* left = nullptr;
-  const expr* right = nullptr;
+  const expr* operands = nullptr;  ///< left, right
+  [[nodiscard]] const expr* left() const noexcept { return operands; }
+  [[nodiscard]] const expr* right() const noexcept;
 };
 /// A concatenation `a . b . c` (two or more items).
-struct concat_expr {
-  std::span<const expr> items;
+struct NFLENS_PACKED concat_expr {
+  node_span<expr> items{};
 };
 /// A comma list outside braces: `established,related`, `syn,ack` (`list_rhs_expr`).
-struct list_expr {
-  std::span<const expr> items;
+struct NFLENS_PACKED list_expr {
+  node_span<expr> items{};
 };
 /// An anonymous set or map literal `{ ... }`: its elements, each a key and for maps a data part.
-struct set_expr {
-  std::span<const element> elements;
+struct NFLENS_PACKED set_expr {
+  node_span<element> elements{};
 };
 /// A named set or map reference `@name`.
-struct set_ref_expr {
-  std::string_view name;
+struct NFLENS_PACKED set_ref_expr {
+  text_view name{};
 };
-/// A lookup `key map { ... }` or `key map @name`; `mapping` is a `set_expr` or `set_ref_expr`.
-struct map_expr {
-  const expr* key = nullptr;
-  const expr* mapping = nullptr;
+/// A lookup `key map { ... }` or `key map @name`; `mapping` is a `set_expr` or `set_ref_expr`. The key
+/// and the mapping are two consecutive nodes.
+struct NFLENS_PACKED map_expr {
+  const expr* operands = nullptr;  ///< key, mapping
+  [[nodiscard]] const expr* key() const noexcept { return operands; }
+  [[nodiscard]] const expr* mapping() const noexcept;
 };
 /// A verdict as map data: `: accept`, `: goto chain`.
-struct verdict_expr {
+struct NFLENS_PACKED verdict_expr {
   verdict kind = verdict::accept;
-  std::string_view chain;  ///< for jump and goto
+  text_view chain{};  ///< for jump and goto
 };
 /// A header field: `ip saddr`, `tcp dport`, `tcp option maxseg size`, `sctp chunk data tsn`,
 /// `vxlan ip saddr`, `@nh,8,16`.
-struct payload_expr {
+struct NFLENS_PACKED payload_expr {
   header protocol = header::ip;
   header_field field = header_field::none;
   std::uint8_t option = 0;  ///< tcp option kind, ip option type, sctp chunk type, dccp option; exthdr header
@@ -413,7 +511,7 @@ struct rt_expr {
   nfproto protocol = nfproto::none;
 };
 /// `socket KEY`, `socket cgroupv2 level N`.
-struct socket_expr {
+struct NFLENS_PACKED socket_expr {
   socket_key key = socket_key::transparent;
   std::uint32_t level = 0;
 };
@@ -423,20 +521,20 @@ struct osf_expr {
   osf_ttl ttl = osf_ttl::check;
 };
 /// `ipsec in|out [spnum N] KEY`, `ipsec out ip daddr`.
-struct ipsec_expr {
+struct NFLENS_PACKED ipsec_expr {
   ipsec_direction direction = ipsec_direction::in;
   ipsec_key key = ipsec_key::reqid;
   nfproto protocol = nfproto::none;
   std::uint32_t spnum = 0;
 };
 /// `numgen inc|random mod N [offset M]`.
-struct numgen_expr {
+struct NFLENS_PACKED numgen_expr {
   numgen_type type = numgen_type::inc;
   std::uint32_t modulus = 0;
   std::uint32_t offset = 0;
 };
 /// `jhash EXPR mod N [seed S] [offset O]`, `symhash mod N [offset O]`.
-struct hash_expr {
+struct hash_spec {
   const expr* key = nullptr;  ///< jhash only
   std::uint32_t modulus = 0;
   std::uint32_t seed = 0;
@@ -444,12 +542,16 @@ struct hash_expr {
   hash_kind kind = hash_kind::jhash;
   bool has_seed = false;
 };
+/// A hash expression node: its `hash_spec` lives in the arena (rare; the node stays 24 bytes).
+struct NFLENS_PACKED hash_expr {
+  const hash_spec* spec = nullptr;  ///< never null in a parsed node
+};
 /// `tunnel path|id`.
 struct tunnel_expr {
   tunnel_key key = tunnel_key::id;
 };
 
-/// An expression node. 40 bytes; children live in the same arena.
+/// An expression node. 24 bytes; children live in the same arena.
 struct expr {
   using value_type =
       std::variant<integer_expr, address_expr, ether_address_expr, time_expr, symbol_expr, string_expr, boolean_expr,
@@ -468,41 +570,53 @@ struct expr {
     return std::holds_alternative<T>(value);
   }
 };
+static_assert(sizeof(expr) == 24, "a dump holds a million expressions: keep every alternative within 15 bytes");
+
+inline const expr* range_expr::high() const noexcept { return bounds == nullptr ? nullptr : bounds + 1; }
+inline const expr* binop_expr::right() const noexcept { return operands == nullptr ? nullptr : operands + 1; }
+inline const expr* map_expr::mapping() const noexcept { return operands == nullptr ? nullptr : operands + 1; }
+
+/// Stores `first` and `second` as two consecutive nodes in the arena of `arena` and returns the first:
+/// the operands of `binop_expr`, `range_expr` and `map_expr`.
+inline const expr* store_pair(source& arena, const expr& first, const expr& second) {
+  const expr both[2] = {first, second};
+  return arena.store(std::span<const expr>(both)).data();
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Statements
 
 /// `left [op] right`, and the flag form `left [op] value / mask` (stored as `(left & mask) op value`
 /// with `flag_syntax` set, as nft evaluates it; nft 1.1 prints the `&` form, 1.0.6 the `/` form).
-struct match_stmt {
+struct NFLENS_PACKED match_stmt {
   const expr* left = nullptr;
   const expr* right = nullptr;
   relational_op op = relational_op::implicit;
   bool flag_syntax = false;
 };
 /// `accept`, `drop`, `continue`, `return`, `jump CHAIN`, `goto CHAIN`.
-struct verdict_stmt {
+struct NFLENS_PACKED verdict_stmt {
   verdict kind = verdict::accept;
-  std::string_view chain;
+  text_view chain{};
 };
 /// `jump { ... }` / `goto { ... }`: a verdict to an anonymous chain written inline (nft >= 1.0.7).
-struct anonymous_chain_stmt {
+struct NFLENS_PACKED anonymous_chain_stmt {
   verdict kind = verdict::jump;
   const chain* body = nullptr;
 };
 /// `key vmap { k : verdict, ... }` or `key vmap @name` (`verdict_map_stmt`).
-struct verdict_map_stmt {
+struct NFLENS_PACKED verdict_map_stmt {
   const expr* key = nullptr;
   const expr* mapping = nullptr;  ///< set_expr or set_ref_expr
 };
 /// `target set value`: payload, exthdr, meta and ct mangling (`meta mark set 0x1`, `ct mark set meta mark`,
 /// `ip dscp set cs1`, `ct helper set "ftp"`, `meta secmark set "ssh"`).
-struct mangle_stmt {
+struct NFLENS_PACKED mangle_stmt {
   const expr* target = nullptr;
   const expr* value = nullptr;
 };
 /// `counter [packets N bytes N]`.
-struct counter_stmt {
+struct NFLENS_PACKED counter_stmt {
   std::uint64_t packets = 0;
   std::uint64_t bytes = 0;
   bool has_values = false;
@@ -513,7 +627,7 @@ enum class time_unit : std::uint8_t { second, minute, hour, day, week };
 /// Byte rates and bursts are stored in bytes (`1 kbytes` is 1024). Without `burst`, `burst` holds nft's
 /// default (5 for a packet rate, 0 for a byte rate, as parser_bison.y's `limit_burst_pkts` gives) and
 /// `has_burst` is false: nft 1.1 lists `burst 5 packets`, nft 1.0.6 leaves the default out.
-struct limit_stmt {
+struct NFLENS_PACKED limit_stmt {
   std::uint64_t rate = 0;
   std::uint32_t burst = 0;
   time_unit unit = time_unit::second;
@@ -522,19 +636,19 @@ struct limit_stmt {
   bool has_burst = false;
 };
 /// `quota [over|until] N bytes [used N bytes]`, in bytes.
-struct quota_stmt {
+struct NFLENS_PACKED quota_stmt {
   std::uint64_t bytes = 0;
   std::uint64_t used = 0;
   bool over = false;
   bool has_used = false;
 };
 /// `ct count [over] N` (connlimit).
-struct connlimit_stmt {
+struct NFLENS_PACKED connlimit_stmt {
   std::uint32_t count = 0;
   bool over = false;
 };
 /// `last [used never|used TIME]`.
-struct last_stmt {
+struct NFLENS_PACKED last_stmt {
   std::uint64_t used_ms = 0;
   bool has_used = false;  ///< false: `last` or `last used never`
 };
@@ -550,7 +664,7 @@ enum class log_flag : std::uint8_t {
   all = 31
 };
 /// `log [prefix S] [level L] [group N] [snaplen N] [queue-threshold N] [flags F]`.
-struct log_stmt {
+struct NFLENS_PACKED log_stmt {
   const expr* prefix = nullptr;  ///< a string_expr, or nothing
   std::uint32_t snaplen = 0;
   std::uint16_t group = 0;
@@ -562,7 +676,7 @@ struct log_stmt {
 /// Kind of reject (nft(8) REJECT STATEMENT).
 enum class reject_type : std::uint8_t { unspecified, icmp, icmpv6, icmpx, tcp_reset };
 /// `reject [with icmp|icmpv6|icmpx [type] CODE | with tcp reset]`.
-struct reject_stmt {
+struct NFLENS_PACKED reject_stmt {
   reject_type type = reject_type::unspecified;
   const expr* code = nullptr;  ///< symbol or integer; null when no code was given
 };
@@ -575,16 +689,16 @@ enum class nat_flag : std::uint8_t { random = 1, fully_random = 2, persistent = 
 enum class nat_mode : std::uint8_t { plain, addr_port, interval, prefix };
 /// `snat|dnat [ip|ip6] [MODE] to ADDR[:PORT] [flags]`, `masquerade [to :PORT] [flags]`,
 /// `redirect [to [:]PORT] [flags]`.
-struct nat_stmt {
-  nat_kind kind = nat_kind::dnat;
+struct NFLENS_PACKED nat_stmt {
+  nat_kind kind : 4 = nat_kind::dnat;  // kind and mode share a byte: the node stays 28 bytes
+  nat_mode mode : 4 = nat_mode::plain;
   nfproto protocol = nfproto::none;
-  nat_mode mode = nat_mode::plain;
   std::uint8_t flags = 0;  ///< nat_flag bits
   const expr* address = nullptr;
   const expr* port = nullptr;
 };
 /// `tproxy [ip|ip6] to [ADDR][:PORT]`.
-struct tproxy_stmt {
+struct NFLENS_PACKED tproxy_stmt {
   nfproto protocol = nfproto::none;
   const expr* address = nullptr;
   const expr* port = nullptr;
@@ -592,17 +706,17 @@ struct tproxy_stmt {
 /// Bits of `queue flags`.
 enum class queue_flag : std::uint8_t { bypass = 1, fanout = 2 };
 /// `queue [flags F] [num|to] EXPR`.
-struct queue_stmt {
+struct NFLENS_PACKED queue_stmt {
   const expr* number = nullptr;  ///< integer, range, numgen, hash or map; null: queue 0
   std::uint8_t flags = 0;        ///< queue_flag bits
 };
 /// `dup to ADDR [device DEV]`.
-struct dup_stmt {
+struct NFLENS_PACKED dup_stmt {
   const expr* address = nullptr;
   const expr* device = nullptr;
 };
 /// `fwd [ip|ip6] to [ADDR device] DEV`.
-struct fwd_stmt {
+struct NFLENS_PACKED fwd_stmt {
   nfproto protocol = nfproto::none;
   const expr* address = nullptr;
   const expr* device = nullptr;
@@ -611,21 +725,28 @@ struct fwd_stmt {
 struct notrack_stmt {};
 /// `add|update|delete @set { elem }` and the map form `{ key : value }` (`set_stmt`, `map_stmt`).
 enum class set_op : std::uint8_t { add, update, delete_ };
-struct set_stmt {
+struct NFLENS_PACKED set_stmt {
   set_op op = set_op::add;
   const expr* set_ref = nullptr;  ///< set_ref_expr
   const element* elem = nullptr;  ///< key, optional data, timeout and stateful statements
 };
 /// `meter NAME [size N] { key stmt }` (the pre-0.9 form of a dynamic set).
-struct meter_stmt {
+struct meter_spec {
   const expr* name = nullptr;  ///< a symbol_expr
   const element* elem = nullptr;
-  std::uint32_t size = default_size;  ///< the parsers give nft's default when none (or 0) is written
+  std::uint32_t size = 65535;  ///< the parsers give nft's default (`meter_stmt::default_size`) when none (or 0) is written
+};
+/// The statement node of a meter: its `meter_spec` lives in the arena (rare; the node stays 28 bytes).
+struct NFLENS_PACKED meter_stmt {
+  const meter_spec* spec = nullptr;  ///< never null in a parsed node
+  [[nodiscard]] const expr* name() const noexcept { return spec->name; }
+  [[nodiscard]] const element* elem() const noexcept { return spec->elem; }
+  [[nodiscard]] std::uint32_t size() const noexcept { return spec->size; }
   static constexpr std::uint32_t default_size = 65535;
 };
 /// `flow add @flowtable` (also spelled `flow offload @flowtable`).
-struct flow_offload_stmt {
-  std::string_view flowtable;
+struct NFLENS_PACKED flow_offload_stmt {
+  text_view flowtable{};
 };
 /// Kinds of stateful object (nft(8) STATEFUL OBJECTS).
 enum class object_type : std::uint8_t {
@@ -641,36 +762,36 @@ enum class object_type : std::uint8_t {
 };
 /// A reference to a named object: `counter name "c"`, `quota name q`, `limit name l`, `synproxy name s`,
 /// `ct timeout set "t"`, `ct expectation set "e"`; the name may be a map lookup.
-struct objref_stmt {
+struct NFLENS_PACKED objref_stmt {
   object_type type = object_type::counter;
   const expr* name = nullptr;
 };
 /// Bits of synproxy flags.
 enum class synproxy_flag : std::uint8_t { timestamp = 1, sack_perm = 2 };
 /// `synproxy [mss N] [wscale N] [timestamp] [sack-perm]`.
-struct synproxy_stmt {
+struct NFLENS_PACKED synproxy_stmt {
   std::uint16_t mss = 0;
   std::uint8_t wscale = 0;
   std::uint8_t flags = 0;    ///< synproxy_flag bits
   std::uint8_t present = 0;  ///< mss(1), wscale(2) written
 };
 /// `reset tcp option KIND` (optstrip).
-struct optstrip_stmt {
+struct NFLENS_PACKED optstrip_stmt {
   const expr* option = nullptr;  ///< a payload_expr of header::tcp_option
 };
 /// An iptables-nft compat expression that nft cannot show in its own syntax: `xt match "name"`,
 /// `xt target "name"`. Kept, and reported as `not_translatable`.
 enum class xt_kind : std::uint8_t { match, target, watcher };
-struct xt_stmt {
+struct NFLENS_PACKED xt_stmt {
   xt_kind kind = xt_kind::match;
-  std::string_view name;
+  text_view name{};
 };
 /// Valid syntax that nflens does not model: its raw text. Always reported as `not_modelled`.
-struct unknown_stmt {
-  std::string_view text;
+struct NFLENS_PACKED unknown_stmt {
+  text_view text{};
 };
 
-/// A statement. 40 bytes.
+/// A statement. 28 bytes.
 struct stmt {
   using value_type =
       std::variant<match_stmt, verdict_stmt, anonymous_chain_stmt, verdict_map_stmt, mangle_stmt, counter_stmt,
@@ -689,6 +810,7 @@ struct stmt {
     return std::holds_alternative<T>(value);
   }
 };
+static_assert(sizeof(stmt) == 28, "half a million statements in a dump: keep every alternative within 19 bytes");
 
 /// Options written on a set element (`set_elem_option`, `set_elem_stmt`): absent for most elements.
 struct element_options {

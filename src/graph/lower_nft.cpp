@@ -157,7 +157,7 @@ class lowering {
   bool value_of(const expr& e, d::value& v) {
     if (const auto* a = e.get<address_expr>()) {
       v.k = d::value::kind::prefix;
-      v.prefix = ip_prefix{a->address, max_prefix_length(a->address.family)};
+      v.prefix = ip_prefix{a->address(), max_prefix_length(a->address().family)};
       return true;
     }
     if (const auto* p = e.get<prefix_expr>()) {
@@ -165,21 +165,21 @@ class lowering {
       const auto* a = p->value->get<address_expr>();
       if (a == nullptr) return false;
       v.k = d::value::kind::prefix;
-      v.prefix = ip_prefix{a->address, p->length};
+      v.prefix = ip_prefix{a->address(), p->length};
       return true;
     }
     if (const auto* r = e.get<range_expr>()) {
-      if (r->low == nullptr || r->high == nullptr) return false;
-      const auto* la = r->low->get<address_expr>();
-      const auto* ha = r->high->get<address_expr>();
+      if (r->low() == nullptr || r->high() == nullptr) return false;
+      const auto* la = r->low()->get<address_expr>();
+      const auto* ha = r->high()->get<address_expr>();
       if (la != nullptr && ha != nullptr) {
         v.k = d::value::kind::range;
-        v.prefix = ip_prefix{la->address, max_prefix_length(la->address.family)};
-        v.last = ha->address;
+        v.prefix = ip_prefix{la->address(), max_prefix_length(la->address().family)};
+        v.last = ha->address();
         return true;
       }
-      const auto* li = r->low->get<integer_expr>();
-      const auto* hi = r->high->get<integer_expr>();
+      const auto* li = r->low()->get<integer_expr>();
+      const auto* hi = r->high()->get<integer_expr>();
       if (li != nullptr && hi != nullptr) {
         v.k = d::value::kind::ports;
         v.ports = {static_cast<std::uint16_t>(li->value), static_cast<std::uint16_t>(hi->value)};
@@ -435,9 +435,9 @@ class lowering {
       return true;
     }
     const auto* b = l.get<binop_expr>();
-    if (b == nullptr || b->op != binop::and_ || b->left == nullptr || b->right == nullptr) return false;
-    const auto* me = b->left->get<meta_expr>();
-    const auto* mask = b->right->get<integer_expr>();
+    if (b == nullptr || b->op != binop::and_ || b->left() == nullptr || b->right() == nullptr) return false;
+    const auto* me = b->left()->get<meta_expr>();
+    const auto* mask = b->right()->get<integer_expr>();
     if (me == nullptr || me->key != meta_key::random || mask == nullptr || mask->value != 0x7fffffff) return false;
     constexpr std::uint64_t full = std::uint64_t{1} << 31;
     std::uint64_t below = 0;  // the random values that match: [0, below) or, for >=, [below, 2^31)
@@ -510,11 +510,11 @@ class lowering {
     {
       const expr* base = &l;
       std::uint64_t mask = 0xffffffff;
-      if (const auto* b = l.get<binop_expr>(); b != nullptr && b->op == binop::and_ && b->left && b->right) {
-        const auto* mi = b->right->get<integer_expr>();
+      if (const auto* b = l.get<binop_expr>(); b != nullptr && b->op == binop::and_ && b->left() && b->right()) {
+        const auto* mi = b->right()->get<integer_expr>();
         if (mi == nullptr) return false;
         mask = mi->value;
-        base = b->left;
+        base = b->left();
       }
       if (const auto* me = base->get<meta_expr>(); me != nullptr && me->key == meta_key::mark) {
         const auto* v = r.get<integer_expr>();
@@ -689,8 +689,8 @@ class lowering {
               a.mark = static_cast<std::uint32_t>(i->value);
               a.mark_mask = 0xffffffff;
             }
-            if (const auto* b = mg->value->get<binop_expr>(); b != nullptr && b->right != nullptr)
-              if (const auto* i = b->right->get<integer_expr>()) {
+            if (const auto* b = mg->value->get<binop_expr>(); b != nullptr && b->right() != nullptr)
+              if (const auto* i = b->right()->get<integer_expr>()) {
                 const auto v = static_cast<std::uint32_t>(i->value);
                 a.mark = b->op == binop::and_ ? 0 : v;
                 a.mark_mask = b->op == binop::and_ ? ~v : b->op == binop::xor_ ? 0 : v;
@@ -742,8 +742,8 @@ class lowering {
       a.text = ng->type == numgen_type::inc ? "inc" : "random";
     } else if (const auto* h = key.get<hash_expr>()) {
       a.kind = d::action_kind::hash_vmap;
-      a.modulus = h->modulus;
-      a.offset = h->offset;
+      a.modulus = h->spec->modulus;
+      a.offset = h->spec->offset;
     } else {
       a.kind = d::action_kind::vmap;
       std::vector<const expr*> parts;

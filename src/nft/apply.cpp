@@ -41,7 +41,7 @@ std::size_t key_hash(const expr& e) noexcept {
         if constexpr (std::is_same_v<T, integer_expr>)
           mix(h, v.value);
         else if constexpr (std::is_same_v<T, address_expr>)
-          mix(h, std::hash<ip_address>{}(v.address));
+          mix(h, std::hash<ip_address>{}(v.address()));
         else if constexpr (std::is_same_v<T, symbol_expr>)
           mix(h, std::hash<std::string_view>{}(v.name));
         else if constexpr (std::is_same_v<T, string_expr>)
@@ -52,14 +52,14 @@ std::size_t key_hash(const expr& e) noexcept {
           mix(h, key_hash(*v.value));
           mix(h, v.length);
         } else if constexpr (std::is_same_v<T, range_expr>) {
-          mix(h, key_hash(*v.low));
-          mix(h, key_hash(*v.high));
+          mix(h, key_hash(*v.low()));
+          mix(h, key_hash(*v.high()));
         } else if constexpr (std::is_same_v<T, concat_expr> || std::is_same_v<T, list_expr>) {
           for (const auto& i : v.items) mix(h, key_hash(i));
         } else if constexpr (std::is_same_v<T, binop_expr>) {
           mix(h, static_cast<std::size_t>(v.op));
-          mix(h, key_hash(*v.left));
-          mix(h, key_hash(*v.right));
+          mix(h, key_hash(*v.left()));
+          mix(h, key_hash(*v.right()));
         }
       },
       e.value);
@@ -143,20 +143,20 @@ struct ref_walker {
           } else if constexpr (std::is_same_v<T, prefix_expr>)
             ex(x.value);
           else if constexpr (std::is_same_v<T, range_expr>) {
-            ex(x.low);
-            ex(x.high);
+            ex(x.low());
+            ex(x.high());
           } else if constexpr (std::is_same_v<T, binop_expr>) {
-            ex(x.left);
-            ex(x.right);
+            ex(x.left());
+            ex(x.right());
           } else if constexpr (std::is_same_v<T, concat_expr> || std::is_same_v<T, list_expr>) {
             for (const auto& i : x.items) ex(&i);
           } else if constexpr (std::is_same_v<T, set_expr>) {
             for (const auto& el : x.elements) element(el);
           } else if constexpr (std::is_same_v<T, map_expr>) {
-            ex(x.key);
-            ex(x.mapping);
+            ex(x.key());
+            ex(x.mapping());
           } else if constexpr (std::is_same_v<T, hash_expr>)
-            ex(x.key);
+            ex(x.spec->key);
         },
         e->value);
   }
@@ -201,7 +201,7 @@ struct ref_walker {
             if (const auto* r = x.set_ref->template get<set_ref_expr>()) v.dynset_ref(r->name, s.where);
             if (x.elem != nullptr) element(*x.elem);
           } else if constexpr (std::is_same_v<T, meter_stmt>) {
-            if (x.elem != nullptr) element(*x.elem);
+            if (x.elem() != nullptr) element(*x.elem());
           } else if constexpr (std::is_same_v<T, flow_offload_stmt>)
             v.flowtable_ref(x.flowtable, s.where);
           else if constexpr (std::is_same_v<T, objref_stmt>) {
@@ -230,8 +230,8 @@ std::uint32_t anonymous_sets(const rule& r) {
     if (e == nullptr) return;
     if (e->is<set_expr>()) ++n;
     if (const auto* m = e->get<map_expr>()) {
-      self(self, m->key);
-      self(self, m->mapping);
+      self(self, m->key());
+      self(self, m->mapping());
     }
   };
   for (const auto& s : r.stmts) {

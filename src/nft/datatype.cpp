@@ -315,7 +315,7 @@ value_type type_of(const expr& e, family f) noexcept {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, binop_expr>) {
           if (v.op == binop::lshift || v.op == binop::rshift) return {dtype::xinteger};
-          return v.left != nullptr ? type_of(*v.left, f) : value_type{};
+          return v.left() != nullptr ? type_of(*v.left(), f) : value_type{};
         } else if constexpr (std::is_same_v<T, concat_expr>) {
           value_type out;
           for (const auto& item : v.items) {
@@ -330,7 +330,7 @@ value_type type_of(const expr& e, family f) noexcept {
           }
           return out;
         } else if constexpr (std::is_same_v<T, address_expr>)
-          return {v.address.family == ip_family::ipv4 ? dtype::ipv4_addr : dtype::ipv6_addr};
+          return {v.address().family == ip_family::ipv4 ? dtype::ipv4_addr : dtype::ipv6_addr};
         else if constexpr (std::is_same_v<T, ether_address_expr>)
           return {dtype::ether_addr};
         else if constexpr (std::is_same_v<T, time_expr>)
@@ -344,7 +344,7 @@ value_type type_of(const expr& e, family f) noexcept {
         else if constexpr (std::is_same_v<T, prefix_expr>)
           return v.value != nullptr ? type_of(*v.value, f) : value_type{};
         else if constexpr (std::is_same_v<T, range_expr>)
-          return v.low != nullptr ? type_of(*v.low, f) : value_type{};
+          return v.low() != nullptr ? type_of(*v.low(), f) : value_type{};
         else
           return {};
       },

@@ -98,14 +98,14 @@ void each_payload(const expr* e, F&& f) {
         if constexpr (std::is_same_v<T, payload_expr>)
           f(v);
         else if constexpr (std::is_same_v<T, binop_expr>) {
-          each_payload(v.left, f);
-          each_payload(v.right, f);
+          each_payload(v.left(), f);
+          each_payload(v.right(), f);
         } else if constexpr (std::is_same_v<T, concat_expr>) {
           for (const auto& i : v.items) each_payload(&i, f);
         } else if constexpr (std::is_same_v<T, map_expr>) {
-          each_payload(v.key, f);
+          each_payload(v.key(), f);
         } else if constexpr (std::is_same_v<T, hash_expr>) {
-          each_payload(v.key, f);
+          each_payload(v.spec->key, f);
         }
       },
       e->value);

@@ -39,7 +39,7 @@ std::size_t hash_of(const expr* e, const equality_options& o) {
         if constexpr (std::is_same_v<T, integer_expr>)
           mix(h, v.value);
         else if constexpr (std::is_same_v<T, address_expr>)
-          mix(h, std::hash<ip_address>{}(v.address));
+          mix(h, std::hash<ip_address>{}(v.address()));
         else if constexpr (std::is_same_v<T, symbol_expr>)
           mix(h, hash_sv(v.name));
         else if constexpr (std::is_same_v<T, string_expr>)
@@ -50,12 +50,12 @@ std::size_t hash_of(const expr* e, const equality_options& o) {
           mix(h, hash_of(v.value, o));
           mix(h, v.length);
         } else if constexpr (std::is_same_v<T, range_expr>) {
-          mix(h, hash_of(v.low, o));
-          mix(h, hash_of(v.high, o));
+          mix(h, hash_of(v.low(), o));
+          mix(h, hash_of(v.high(), o));
         } else if constexpr (std::is_same_v<T, binop_expr>) {
           mix(h, static_cast<std::size_t>(v.op));
-          mix(h, hash_of(v.left, o));
-          mix(h, hash_of(v.right, o));
+          mix(h, hash_of(v.left(), o));
+          mix(h, hash_of(v.right(), o));
         } else if constexpr (std::is_same_v<T, concat_expr> || std::is_same_v<T, list_expr>) {
           for (const auto& i : v.items) mix(h, hash_of(&i, o));
         } else if constexpr (std::is_same_v<T, set_expr>) {
@@ -75,8 +75,8 @@ std::size_t hash_of(const expr* e, const equality_options& o) {
         else if constexpr (std::is_same_v<T, ct_expr>)
           mix(h, static_cast<std::size_t>(v.key));
         else if constexpr (std::is_same_v<T, map_expr>) {
-          mix(h, hash_of(v.key, o));
-          mix(h, hash_of(v.mapping, o));
+          mix(h, hash_of(v.key(), o));
+          mix(h, hash_of(v.mapping(), o));
         }
       },
       e->value);
@@ -121,7 +121,7 @@ struct cmp {
           if constexpr (std::is_same_v<T, integer_expr>)
             return x.value == y.value;
           else if constexpr (std::is_same_v<T, address_expr>)
-            return x.address == y.address;
+            return x.address() == y.address();
           else if constexpr (std::is_same_v<T, ether_address_expr>)
             return x.bytes == y.bytes;
           else if constexpr (std::is_same_v<T, time_expr>)
@@ -137,9 +137,9 @@ struct cmp {
           else if constexpr (std::is_same_v<T, prefix_expr>)
             return x.length == y.length && ex(x.value, y.value);
           else if constexpr (std::is_same_v<T, range_expr>)
-            return ex(x.low, y.low) && ex(x.high, y.high);
+            return ex(x.low(), y.low()) && ex(x.high(), y.high());
           else if constexpr (std::is_same_v<T, binop_expr>)
-            return x.op == y.op && ex(x.left, y.left) && ex(x.right, y.right);
+            return x.op == y.op && ex(x.left(), y.left()) && ex(x.right(), y.right());
           else if constexpr (std::is_same_v<T, concat_expr> || std::is_same_v<T, list_expr>)
             return std::equal(x.items.begin(), x.items.end(), y.items.begin(), y.items.end(),
                               [&](const expr& i, const expr& j) { return ex(i, j); });
@@ -148,7 +148,7 @@ struct cmp {
           else if constexpr (std::is_same_v<T, set_ref_expr>)
             return x.name == y.name;
           else if constexpr (std::is_same_v<T, map_expr>)
-            return ex(x.key, y.key) && ex(x.mapping, y.mapping);
+            return ex(x.key(), y.key()) && ex(x.mapping(), y.mapping());
           else if constexpr (std::is_same_v<T, verdict_expr>)
             return x.kind == y.kind && x.chain == y.chain;
           else if constexpr (std::is_same_v<T, payload_expr>)
@@ -171,8 +171,8 @@ struct cmp {
           else if constexpr (std::is_same_v<T, numgen_expr>)
             return x.type == y.type && x.modulus == y.modulus && x.offset == y.offset;
           else if constexpr (std::is_same_v<T, hash_expr>)
-            return x.kind == y.kind && x.has_seed == y.has_seed && ex(x.key, y.key) && x.modulus == y.modulus &&
-                   x.seed == y.seed && x.offset == y.offset;
+            return x.spec->kind == y.spec->kind && x.spec->has_seed == y.spec->has_seed && ex(x.spec->key, y.spec->key) && x.spec->modulus == y.spec->modulus &&
+                   x.spec->seed == y.spec->seed && x.spec->offset == y.spec->offset;
           else if constexpr (std::is_same_v<T, tunnel_expr>)
             return x.key == y.key;
           else
@@ -277,7 +277,7 @@ struct cmp {
           else if constexpr (std::is_same_v<T, set_stmt>)
             return x.op == y.op && ex(x.set_ref, y.set_ref) && element_eq(*x.elem, *y.elem);
           else if constexpr (std::is_same_v<T, meter_stmt>)
-            return ex(x.name, y.name) && x.size == y.size && element_eq(*x.elem, *y.elem);
+            return ex(x.name(), y.name()) && x.size() == y.size() && element_eq(*x.elem(), *y.elem());
           else if constexpr (std::is_same_v<T, flow_offload_stmt>)
             return x.flowtable == y.flowtable;
           else if constexpr (std::is_same_v<T, objref_stmt>)

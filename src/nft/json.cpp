@@ -59,7 +59,7 @@ struct writer {
   static json k(const char* kind) { return json{{"kind", kind}}; }
 
   json node(const integer_expr& v) const { return {{"kind", "integer"}, {"value", v.value}}; }
-  json node(const address_expr& v) const { return {{"kind", "address"}, {"value", to_string(v.address)}}; }
+  json node(const address_expr& v) const { return {{"kind", "address"}, {"value", to_string(v.address())}}; }
   json node(const ether_address_expr& v) const {
     std::string s;
     for (std::size_t i = 0; i < v.bytes.size(); ++i) {
@@ -76,15 +76,15 @@ struct writer {
   json node(const boolean_expr& v) const { return {{"kind", "boolean"}, {"value", v.value}}; }
   json node(const wildcard_expr&) const { return k("wildcard"); }
   json node(const prefix_expr& v) const { return {{"kind", "prefix"}, {"value", ex(v.value)}, {"length", v.length}}; }
-  json node(const range_expr& v) const { return {{"kind", "range"}, {"low", ex(v.low)}, {"high", ex(v.high)}}; }
+  json node(const range_expr& v) const { return {{"kind", "range"}, {"low", ex(v.low())}, {"high", ex(v.high())}}; }
   json node(const binop_expr& v) const {
-    return {{"kind", "binop"}, {"op", str(name(v.op))}, {"left", ex(v.left)}, {"right", ex(v.right)}};
+    return {{"kind", "binop"}, {"op", str(name(v.op))}, {"left", ex(v.left())}, {"right", ex(v.right())}};
   }
   json node(const concat_expr& v) const { return {{"kind", "concat"}, {"items", list(v.items)}}; }
   json node(const list_expr& v) const { return {{"kind", "list"}, {"items", list(v.items)}}; }
   json node(const set_expr& v) const { return {{"kind", "set"}, {"elements", elements(v.elements)}}; }
   json node(const set_ref_expr& v) const { return {{"kind", "set_ref"}, {"name", str(v.name)}}; }
-  json node(const map_expr& v) const { return {{"kind", "map"}, {"key", ex(v.key)}, {"mapping", ex(v.mapping)}}; }
+  json node(const map_expr& v) const { return {{"kind", "map"}, {"key", ex(v.key())}, {"mapping", ex(v.mapping())}}; }
   json node(const verdict_expr& v) const {
     json j{{"kind", "verdict"}, {"verdict", str(name(v.kind))}};
     if (v.kind == verdict::jump || v.kind == verdict::goto_) j["chain"] = str(v.chain);
@@ -164,9 +164,9 @@ struct writer {
     return {{"kind", "numgen"}, {"type", str(name(v.type))}, {"modulus", v.modulus}, {"offset", v.offset}};
   }
   json node(const hash_expr& v) const {
-    json j{{"kind", str(name(v.kind))}, {"modulus", v.modulus}, {"offset", v.offset}};
-    if (v.kind == hash_kind::jhash) j["key"] = ex(v.key);
-    if (v.has_seed) j["seed"] = v.seed;
+    json j{{"kind", str(name(v.spec->kind))}, {"modulus", v.spec->modulus}, {"offset", v.spec->offset}};
+    if (v.spec->kind == hash_kind::jhash) j["key"] = ex(v.spec->key);
+    if (v.spec->has_seed) j["seed"] = v.spec->seed;
     return j;
   }
   json node(const tunnel_expr& v) const {
@@ -317,8 +317,8 @@ struct writer {
     return j;
   }
   json snode(const meter_stmt& v) const {
-    json j{{"kind", "meter"}, {"name", ex(v.name)}, {"size", v.size}};
-    if (v.elem != nullptr) j["element"] = element(*v.elem);
+    json j{{"kind", "meter"}, {"name", ex(v.name())}, {"size", v.size()}};
+    if (v.elem() != nullptr) j["element"] = element(*v.elem());
     return j;
   }
   json snode(const flow_offload_stmt& v) const { return {{"kind", "flow_offload"}, {"flowtable", str(v.flowtable)}}; }

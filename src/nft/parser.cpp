@@ -128,6 +128,59 @@ std::string quote_token(std::string_view rest) {
 // ---------------------------------------------------------------------------------------------------
 // The state
 
+/// Allocator of the chain and set stacks: storage in the source's arena, never given back, so that the
+/// chains and sets of a table block stay where they were built instead of being copied into the arena
+/// when the table ends (a listing's chains are a tenth of its AST; the copy doubled them at the peak).
+template <class T>
+struct arena_allocator {
+  using value_type = T;
+  source* src;
+  explicit arena_allocator(source& s) noexcept : src(&s) {}
+  template <class U>
+  explicit arena_allocator(const arena_allocator<U>& other) noexcept : src(other.src) {}
+  [[nodiscard]] T* allocate(std::size_t n) { return static_cast<T*>(src->allocate(n * sizeof(T), alignof(T))); }
+  void deallocate(T*, std::size_t) noexcept {}
+  friend bool operator==(const arena_allocator& a, const arena_allocator& b) noexcept { return a.src == b.src; }
+};
+using chain_stack_type = std::vector<chain, arena_allocator<chain>>;
+using set_stack_type = std::vector<set, arena_allocator<set>>;
+
+/// How many chains and sets (or maps) a table block declares, counted from its lines.
+struct table_counts {
+  std::size_t chains = 0;
+  std::size_t sets = 0;
+};
+/// The declarations of a table block: lines whose first word is `chain`, or `set` or `map`, up to the
+/// first line that starts with `}` (as in a listing), so that the table's chains and sets can be reserved
+/// once. `budget` bounds the bytes all such scans of one parse read (a hostile input of many unclosed
+/// tables must not make them quadratic); an exhausted budget counts nothing.
+table_counts count_table_lines(std::string_view rest, std::size_t& budget) noexcept {
+  table_counts n;
+  if (rest.size() > budget) return n;
+  const auto word = [](std::string_view line, std::string_view w) {
+    return line.size() > w.size() && line.starts_with(w) && (line[w.size()] == ' ' || line[w.size()] == '\t');
+  };
+  std::size_t at = 0;
+  while (at < rest.size()) {
+    const auto nl = rest.find('\n', at);
+    const std::size_t line_end = nl == std::string_view::npos ? rest.size() : nl;
+    if (at > 0 && rest[at] == '}') {
+      budget -= at;
+      return n;
+    }
+    std::size_t i = at;
+    while (i < line_end && (rest[i] == ' ' || rest[i] == '\t')) ++i;
+    const std::string_view line = rest.substr(i, line_end - i);
+    if (word(line, "chain"))
+      ++n.chains;
+    else if (word(line, "set") || word(line, "map"))
+      ++n.sets;
+    at = line_end + 1;
+  }
+  budget -= std::min(budget, rest.size());
+  return n;
+}
+
 struct mark {
   std::uint32_t exprs, stmts, elems, binops, rules, chains, sets, flowtables, objects, names, timeout_states, chain_ctx;
 };
@@ -175,7 +228,7 @@ struct selector_scratch {
   osf_expr osf;
   ipsec_expr ipsec;
   numgen_expr numgen;
-  hash_expr hash;
+  hash_spec hash;
   nfproto proto = nfproto::none;
 };
 
@@ -195,8 +248,8 @@ struct state {
   std::vector<stmt> stmts;
   std::vector<element> elems;
   std::vector<rule> rules;
-  std::vector<chain> chains;
-  std::vector<set> sets;
+  chain_stack_type chains{arena_allocator<chain>(src)};
+  set_stack_type sets{arena_allocator<set>(src)};
   std::vector<flowtable> flowtables;
   std::vector<object> objects;
   std::vector<std::string_view> names;
@@ -264,6 +317,7 @@ struct state {
     elems.insert(elems.end(), inner.begin(), inner.end());
   }
   std::uint32_t lookahead = 0;
+  std::size_t table_scan_budget = src.text().size();  ///< see count_table_lines
   std::uint32_t include_depth = 0;
   std::vector<diagnostic>* extra = nullptr;
   bool diagnose = false;
@@ -311,8 +365,8 @@ struct state {
   }
   const expr* keep(const expr& e) { return src.store_one(e); }
   const expr* pop_keep() { return keep(pop()); }
-  template <class T>
-  std::span<const T> keep_range(std::vector<T>& v, std::size_t from) {
+  template <class T, class A>
+  std::span<const T> keep_range(std::vector<T, A>& v, std::size_t from) {
     const auto out = src.store(std::span<const T>(v.data() + from, v.size() - from));
     v.resize(from);
     return out;
@@ -522,19 +576,19 @@ void on_begin<g::reject_stmt>(state& st) {
 }
 template <>
 void on_begin<g::nat_stmt>(state& st) {
-  st.sx.nat = {};
+  st.sx.nat = nat_stmt{};
 }
 template <>
 void on_begin<g::masq_stmt>(state& st) {
-  st.sx.nat = {};
+  st.sx.nat = nat_stmt{};
 }
 template <>
 void on_begin<g::redir_stmt>(state& st) {
-  st.sx.nat = {};
+  st.sx.nat = nat_stmt{};
 }
 template <>
 void on_begin<g::tproxy_stmt>(state& st) {
-  st.sx.nat = {};
+  st.sx.nat = nat_stmt{};
   st.sx.tproxy_family = nfproto::none;
 }
 template <>
@@ -795,7 +849,7 @@ struct address_action {
   static void apply(const In& in, state& st) {
     std::string_view t = text(in);
     if (!t.empty() && t.front() == '[') t = t.substr(1, t.size() - 2);
-    st.push(st.span_of(in), address_expr{*parse_ip_address(t)});
+    st.push(st.span_of(in), address_expr{*parse_ip_address(t), st.src});
   }
 };
 template <>
@@ -804,7 +858,7 @@ struct action<g::ip4addr> {
   static void apply(const In& in, state& st) {
     std::uint32_t v = 0;
     (void)g::ipv4_length(in.begin(), in.end(), &v);
-    st.push(st.span_of(in), address_expr{ipv4(v)});
+    st.push(st.span_of(in), address_expr{ipv4(v), st.src});
   }
 };
 template <>
@@ -1311,18 +1365,19 @@ struct action<g::numgen_expr> {
     // data type")
     if (std::uint64_t{st.sel.numgen.offset} + st.sel.numgen.modulus - 1 > UINT32_MAX)
       st.fail(in, error_code::number_out_of_range,
-              fmt::format("numgen offset {} + modulus {} goes past 2^32", st.sel.numgen.offset, st.sel.numgen.modulus));
+              fmt::format("numgen offset {} + modulus {} goes past 2^32", std::uint32_t{st.sel.numgen.offset},
+                          std::uint32_t{st.sel.numgen.modulus}));
     st.push(st.span_of(in), st.sel.numgen);
   }
 };
 template <>
 struct action<g::kw_jhash> {
-  static void apply0(state& st) { st.sel.hash = hash_expr{}; }
+  static void apply0(state& st) { st.sel.hash = hash_spec{}; }
 };
 template <>
 struct action<g::kw_symhash> {
   static void apply0(state& st) {
-    st.sel.hash = hash_expr{};
+    st.sel.hash = hash_spec{};
     st.sel.hash.kind = hash_kind::symhash;
   }
 };
@@ -1345,20 +1400,20 @@ template <>
 struct action<g::jhash_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
-    hash_expr h = st.sel.hash;
+    hash_spec h = st.sel.hash;
     h.kind = hash_kind::jhash;
     h.key = st.pop_keep();
-    st.push(st.span_of(in), h);
+    st.push(st.span_of(in), hash_expr{st.src.store_one(h)});
   }
 };
 template <>
 struct action<g::symhash_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
-    hash_expr h = st.sel.hash;
+    hash_spec h = st.sel.hash;
     h.kind = hash_kind::symhash;
     h.key = nullptr;
-    st.push(st.span_of(in), h);
+    st.push(st.span_of(in), hash_expr{st.src.store_one(h)});
   }
 };
 template <>
@@ -1423,7 +1478,7 @@ struct binop_chain_action {
       const expr left = out.back();
       out.pop_back();
       const span s{left.where.offset, right.where.offset + right.where.length - left.where.offset};
-      out.push_back(expr{s, binop_expr{pending.back(), st.keep(left), st.keep(right)}});
+      out.push_back(expr{s, binop_expr{pending.back(), store_pair(st.src, left, right)}});
       pending.pop_back();
     };
     out.push_back(operands[0]);
@@ -1449,7 +1504,7 @@ struct action<g::prefix_length> {
   static void apply(const In& in, state& st) {
     const expr value = st.pop();
     std::uint64_t max = 128;
-    if (const auto* a = value.get<address_expr>()) max = max_prefix_length(a->address.family);
+    if (const auto* a = value.get<address_expr>()) max = max_prefix_length(a->address().family);
     const auto len = number_of(in, st, max);
     const span s{value.where.offset, st.offset(in.end()) - value.where.offset};
     st.push(s, prefix_expr{st.keep(value), static_cast<std::uint8_t>(len)});
@@ -1459,10 +1514,10 @@ template <class O>
 struct action<g::range_tail<O>> {
   template <class In>
   static void apply(const In& in, state& st) {
-    const expr* high = st.pop_keep();
-    expr low = st.pop();
+    const expr high = st.pop();
+    const expr low = st.pop();
     const span s{low.where.offset, st.offset(in.end()) - low.where.offset};
-    st.push(s, range_expr{st.keep(low), high});
+    st.push(s, range_expr{store_pair(st.src, low, high)});
   }
 };
 
@@ -1511,7 +1566,7 @@ expr or_chain(state& st, std::span<const expr> items) {
   expr acc = items[0];
   for (std::size_t i = 1; i < items.size(); ++i) {
     const span s{acc.where.offset, items[i].where.offset + items[i].where.length - acc.where.offset};
-    acc = expr{s, binop_expr{binop::or_, st.keep(acc), st.keep(items[i])}};
+    acc = expr{s, binop_expr{binop::or_, store_pair(st.src, acc, items[i])}};
   }
   return acc;
 }
@@ -1548,22 +1603,22 @@ template <>
 struct action<g::map_tail> {
   template <class In>
   static void apply(const In& in, state& st) {
-    const expr* mapping = st.pop_keep();
-    expr key = st.pop();
+    const expr mapping = st.pop();
+    const expr key = st.pop();
     const span s{key.where.offset, st.offset(in.end()) - key.where.offset};
-    st.push(s, map_expr{st.keep(key), mapping});
+    st.push(s, map_expr{store_pair(st.src, key, mapping)});
   }
 };
 template <>
 struct action<g::map_stmt_tail> {
   template <class In>
   static void apply(const In& in, state& st) {
-    const expr* mapping = st.pop_keep();
+    const expr mapping = st.pop();
     const std::uint32_t from = st.top_mark().exprs;
     collapse_concat(in, st, from);
-    expr key = st.pop();
+    const expr key = st.pop();
     const span s{key.where.offset, st.offset(in.end()) - key.where.offset};
-    st.push(s, map_expr{st.keep(key), mapping});
+    st.push(s, map_expr{store_pair(st.src, key, mapping)});
   }
 };
 
@@ -1672,10 +1727,10 @@ void check_constant(const state& st, type_info want, const expr& e) {
       throw syntax_error{e.where.offset, e.where.length, error_code::number_out_of_range,
                          fmt::format("value {} is out of range for {} (0 to {})", n->value, name(want.type), max)};
   } else if (const auto* r = e.get<range_expr>()) {
-    check_constant(st, want, *r->low);
-    check_constant(st, want, *r->high);
-    const auto* lo = r->low->get<integer_expr>();
-    const auto* hi = r->high->get<integer_expr>();
+    check_constant(st, want, *r->low());
+    check_constant(st, want, *r->high());
+    const auto* lo = r->low()->get<integer_expr>();
+    const auto* hi = r->high()->get<integer_expr>();
     if (lo != nullptr && hi != nullptr && lo->value > hi->value)
       throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
                          fmt::format("range {}-{} has zero or negative size (nft: \"Range has zero or negative "
@@ -1720,7 +1775,7 @@ struct action<g::expr_stmt> {
       st.stmts.push_back(stmt{s, verdict_map_stmt{left, right}});
     } else if (st.flag_mask != nullptr) {
       // `left value / mask` is `(left & mask) == value` (nft's flagcmp); `op` defaults to ==.
-      const expr* masked = st.keep(expr{left->where, binop_expr{binop::and_, left, st.flag_mask}});
+      const expr* masked = st.keep(expr{left->where, binop_expr{binop::and_, store_pair(st.src, *left, *st.flag_mask)}});
       const relational_op op = st.relop == relational_op::implicit ? relational_op::eq : st.relop;
       st.stmts.push_back(stmt{s, match_stmt{masked, right, op, true}});
       st.flag_mask = nullptr;
@@ -2370,7 +2425,10 @@ struct action<g::fwd_stmt> {
   static void apply(const In& in, state& st) {
     // `fwd to DEV` names a device only; `fwd ip to ADDR device DEV` both.
     fwd_stmt f{st.sx.fwd.protocol, st.sx.dup.address, st.sx.dup.device};
-    if (f.device == nullptr) std::swap(f.address, f.device);
+    if (f.device == nullptr) {
+      f.device = f.address;
+      f.address = nullptr;
+    }
     push_stmt(in, st, f);
   }
 };
@@ -2504,7 +2562,9 @@ struct action<g::meter_stmt> {
     st.elems.pop_back();
     const expr* name = st.keep(expr{st.span_of(in), symbol_expr{st.sx.meter_name}});
     // nft gives a meter without a size, or of size 0, its default of 65535 (and lists it)
-    push_stmt(in, st, meter_stmt{name, e, st.sx.meter_size != 0 ? st.sx.meter_size : meter_stmt::default_size});
+    push_stmt(in, st,
+              meter_stmt{st.src.store_one(meter_spec{
+                  name, e, st.sx.meter_size != 0 ? st.sx.meter_size : meter_stmt::default_size})});
   }
 };
 
@@ -3062,10 +3122,15 @@ struct action<g::set_elements> {
   static void apply(const In& in, state& st) {
     const expr e = st.pop();
     if (const auto* s = e.get<set_expr>()) {
-      // `elements = ...` may be given more than once; nft adds them all.
-      std::vector<element> all(st.cur_set.elements.begin(), st.cur_set.elements.end());
-      all.insert(all.end(), s->elements.begin(), s->elements.end());
-      st.cur_set.elements = st.src.store(std::span<const element>(all));
+      if (st.cur_set.elements.empty()) {
+        // the literal's elements are in the arena already: the set takes them as they are
+        st.cur_set.elements = s->elements;
+      } else {
+        // `elements = ...` may be given more than once; nft adds them all.
+        std::vector<element> all(st.cur_set.elements.begin(), st.cur_set.elements.end());
+        all.insert(all.end(), s->elements.begin(), s->elements.end());
+        st.cur_set.elements = st.src.store(std::span<const element>(all));
+      }
     } else {
       st.fail(in, error_code::invalid_value, "elements = takes a set { ... }");
     }
@@ -3470,6 +3535,21 @@ struct action<g::block_brace<g::block_items<g::table_block_item>>> {
     st.table.fam = st.fam;
     st.table.name = st.table_name;
     st.table_marks[0] = static_cast<std::uint32_t>(st.chains.size());
+    if (st.chains.empty() && st.sets.empty()) {
+      // Reserve the listing's chains and sets where they will stay (see `arena_allocator`).
+      const auto rest = st.src.text().substr(st.offset(in.end()));
+      const table_counts n = count_table_lines(rest, st.table_scan_budget);
+      if (n.chains > st.chains.capacity()) {
+        chain_stack_type fresh{arena_allocator<chain>(st.src)};
+        fresh.reserve(n.chains);
+        st.chains.swap(fresh);
+      }
+      if (n.sets > st.sets.capacity()) {
+        set_stack_type fresh{arena_allocator<set>(st.src)};
+        fresh.reserve(n.sets);
+        st.sets.swap(fresh);
+      }
+    }
     st.table_marks[1] = static_cast<std::uint32_t>(st.sets.size());
     st.table_marks[2] = static_cast<std::uint32_t>(st.flowtables.size());
     st.table_marks[3] = static_cast<std::uint32_t>(st.objects.size());
@@ -3679,8 +3759,21 @@ struct action<g::add_table> {
     static_cast<table_info&>(t) = st.table;
     t.where = st.span_of(in);
     t.fam = st.fam;
-    t.chains = st.keep_range(st.chains, st.table_marks[0]);
-    t.sets = st.keep_range(st.sets, st.table_marks[1]);
+    if (st.table_marks[0] == 0 && st.chains.size() * 2 > st.chains.capacity()) {
+      // The chains stay in the arena storage they were built in; the stack starts anew.
+      t.chains = std::span<const chain>(st.chains.data(), st.chains.size());
+      chain_stack_type fresh{arena_allocator<chain>(st.src)};
+      st.chains.swap(fresh);
+    } else {
+      t.chains = st.keep_range(st.chains, st.table_marks[0]);
+    }
+    if (st.table_marks[1] == 0 && st.sets.size() * 2 > st.sets.capacity()) {
+      t.sets = std::span<const set>(st.sets.data(), st.sets.size());
+      set_stack_type fresh{arena_allocator<set>(st.src)};
+      st.sets.swap(fresh);
+    } else {
+      t.sets = st.keep_range(st.sets, st.table_marks[1]);
+    }
     t.flowtables = st.keep_range(st.flowtables, st.table_marks[2]);
     t.objects = st.keep_range(st.objects, st.table_marks[3]);
     st.cmd.body = st.src.store_one(t);

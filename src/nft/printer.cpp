@@ -120,19 +120,19 @@ std::optional<std::uint64_t> constant_value(const expr& e, dtype t) {
   if (const auto* m = e.get<time_expr>()) return m->milliseconds;
   // A combination of flags is listed as `a | b` and sorts by its first (lowest) flag, as nft sorts
   // the binary operation by its left operand.
-  if (const auto* b = e.get<binop_expr>()) return constant_value(*b->left, t);
+  if (const auto* b = e.get<binop_expr>()) return constant_value(*b->left(), t);
   return std::nullopt;
 }
 
 void append_key_part(std::string& key, const expr& e, dtype t) {
   std::array<unsigned char, key_width> part{};
   if (const auto* p = e.get<prefix_expr>()) return append_key_part(key, *p->value, t);
-  if (const auto* r = e.get<range_expr>()) return append_key_part(key, *r->low, t);
+  if (const auto* r = e.get<range_expr>()) return append_key_part(key, *r->low(), t);
   if (e.is<wildcard_expr>()) {
     part.fill(0xff);
   } else if (const auto* a = e.get<address_expr>()) {
-    const std::size_t n = a->address.family == ip_family::ipv4 ? 4 : 16;
-    std::copy_n(a->address.bytes.begin(), n, part.end() - static_cast<std::ptrdiff_t>(n));
+    const std::size_t n = a->address().family == ip_family::ipv4 ? 4 : 16;
+    std::copy_n(a->address().bytes.begin(), n, part.end() - static_cast<std::ptrdiff_t>(n));
   } else if (const auto* m = e.get<ether_address_expr>()) {
     std::copy(m->bytes.begin(), m->bytes.end(), part.end() - 6);
   } else if (const auto* s = e.get<string_expr>()) {
@@ -335,7 +335,7 @@ struct printer {
   void node(const integer_expr& v, const nft::expr&, const value_type& t, bool numeric) {
     integer(v.value, t, numeric);
   }
-  void node(const address_expr& v, const nft::expr&, const value_type&, bool) { address(v.address); }
+  void node(const address_expr& v, const nft::expr&, const value_type&, bool) { address(v.address()); }
   void node(const ether_address_expr& v, const nft::expr&, const value_type&, bool) {
     put("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", v.bytes[0], v.bytes[1], v.bytes[2], v.bytes[3], v.bytes[4],
         v.bytes[5]);
@@ -350,9 +350,9 @@ struct printer {
     put("/{}", v.length);
   }
   void node(const range_expr& v, const nft::expr&, const value_type& t, bool) {
-    expr(*v.low, t, true);
+    expr(*v.low(), t, true);
     out += '-';
-    expr(*v.high, t, true);
+    expr(*v.high(), t, true);
   }
   void binop_operand(const nft::expr& parent_op_expr, binop op, const nft::expr& arg, const value_type& t) {
     (void)parent_op_expr;
@@ -365,12 +365,12 @@ struct printer {
   void node(const binop_expr& v, const nft::expr& e, const value_type& t, bool) {
     // The left side has its own type (a selector) or the context's (a constant flag combination); the
     // right side takes the left's type, except a shift count (an integer).
-    value_type lt = types::type_of(*v.left, fam);
+    value_type lt = types::type_of(*v.left(), fam);
     if (lt.base == dtype::invalid && !lt.is_concat()) lt = t;
-    binop_operand(e, v.op, *v.left, lt);
+    binop_operand(e, v.op, *v.left(), lt);
     put(" {} ", name(v.op));
     const bool shift = v.op == binop::lshift || v.op == binop::rshift;
-    binop_operand(e, v.op, *v.right, shift ? of(dtype::integer) : lt);
+    binop_operand(e, v.op, *v.right(), shift ? of(dtype::integer) : lt);
   }
   void node(const concat_expr& v, const nft::expr&, const value_type& t, bool numeric) {
     for (std::size_t i = 0; i < v.items.size(); ++i) {
@@ -393,13 +393,13 @@ struct printer {
     spelling::append_name(out, v.name);
   }
   void node(const map_expr& v, const nft::expr&, const value_type& t, bool) {
-    const value_type kt = types::type_of(*v.key, fam);
-    expr(*v.key, kt);
+    const value_type kt = types::type_of(*v.key(), fam);
+    expr(*v.key(), kt);
     out += " map ";
-    if (const auto* s = v.mapping->get<set_expr>())
+    if (const auto* s = v.mapping()->get<set_expr>())
       anonymous_set(*s, kt, t);
     else
-      expr(*v.mapping, t);
+      expr(*v.mapping(), t);
   }
   void node(const verdict_expr& v, const nft::expr&, const value_type&, bool) { verdict_words(v.kind, v.chain); }
   void node(const payload_expr& v, const nft::expr&, const value_type&, bool) { payload(v); }
@@ -433,15 +433,15 @@ struct printer {
     if (v.offset != 0) put(" offset {}", v.offset);
   }
   void node(const hash_expr& v, const nft::expr&, const value_type&, bool) {
-    if (v.kind == hash_kind::symhash) {
+    if (v.spec->kind == hash_kind::symhash) {
       out += "symhash";
     } else {
       out += "jhash ";
-      if (v.key != nullptr) expr(*v.key, types::type_of(*v.key, fam));
+      if (v.spec->key != nullptr) expr(*v.spec->key, types::type_of(*v.spec->key, fam));
     }
-    put(" mod {}", v.modulus);
-    if (v.has_seed) put(" seed 0x{:x}", v.seed);
-    if (v.offset != 0) put(" offset {}", v.offset);
+    put(" mod {}", v.spec->modulus);
+    if (v.spec->has_seed) put(" seed 0x{:x}", v.spec->seed);
+    if (v.spec->offset != 0) put(" offset {}", v.spec->offset);
   }
   void node(const tunnel_expr& v, const nft::expr&, const value_type&, bool) {
     out += v.key == tunnel_key::path ? "tunnel path" : "tunnel id";
@@ -688,9 +688,9 @@ struct printer {
         out += ']';
       } else if (const auto* r = v.address->get<range_expr>(); r != nullptr && v.port != nullptr && v6) {
         out += '[';
-        expr(*r->low, at, true);
+        expr(*r->low(), at, true);
         out += "]-[";
-        expr(*r->high, at, true);
+        expr(*r->high(), at, true);
         out += ']';
       } else {
         expr(*v.address, at);
@@ -842,12 +842,12 @@ struct printer {
   }
   void statement(const meter_stmt& v, bool) {
     out += "meter ";
-    if (v.name != nullptr) {
-      expr(*v.name, {});
+    if (v.name() != nullptr) {
+      expr(*v.name(), {});
       out += ' ';
     }
-    put("size {} {{ ", v.size != 0 ? v.size : meter_stmt::default_size);
-    const nft::element& el = *v.elem;
+    put("size {} {{ ", v.size() != 0 ? v.size() : meter_stmt::default_size);
+    const nft::element& el = *v.elem();
     expr(*el.key, types::type_of(*el.key, fam));
     element_inline_options(el);
     out += " }";

@@ -136,11 +136,11 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
     if (m->key == meta_key::nfproto && !c.nfproto_at) c.nfproto_at = &e;
 
   } else if (const auto* b = e.get<binop_expr>()) {
-    scan_selectors(*b->left, equal, c);
+    scan_selectors(*b->left(), equal, c);
   } else if (const auto* cc = e.get<concat_expr>()) {
     for (const auto& item : cc->items) scan_selectors(item, equal, c);
   } else if (const auto* mp = e.get<map_expr>()) {
-    scan_selectors(*mp->key, equal, c);
+    scan_selectors(*mp->key(), equal, c);
   }
 }
 // The address family a NAT or tproxy statement works in: the table's (ip, ip6), the statement's `ip` /
@@ -187,10 +187,10 @@ void check_family(family table_family, const rule_context& c, nfproto written, c
                                  "specified with address for inet tables\")",
                                  what));
   const auto* a = address->get<address_expr>();
-  if (const auto* r = address->get<range_expr>()) a = r->low->get<address_expr>();
+  if (const auto* r = address->get<range_expr>()) a = r->low()->get<address_expr>();
   if (const auto* p = address->get<prefix_expr>()) a = p->value->get<address_expr>();
   if (a != nullptr) {
-    const nfproto af = a->address.family == ip_family::ipv4 ? nfproto::ip : nfproto::ip6;
+    const nfproto af = a->address().family == ip_family::ipv4 ? nfproto::ip : nfproto::ip6;
     if (fam != nfproto::none && af != fam)
       fail(address, s, fmt::format("an {} address where the {} statement works on {} (nft: \"Address family for "
                                    "hostname not supported\")",
@@ -202,7 +202,7 @@ void check_family(family table_family, const rule_context& c, nfproto written, c
 /// nft takes as a mapping to address and port (STMT_NAT_F_CONCAT) whether or not the statement says so.
 bool maps_to_address_and_port(const expr* address) noexcept {
   const auto* mp = address != nullptr ? address->get<map_expr>() : nullptr;
-  const auto* set = mp != nullptr && mp->mapping != nullptr ? mp->mapping->get<set_expr>() : nullptr;
+  const auto* set = mp != nullptr && mp->mapping() != nullptr ? mp->mapping()->get<set_expr>() : nullptr;
   if (set == nullptr) return false;
   return std::any_of(set->elements.begin(), set->elements.end(),
                      [](const element& el) { return el.data != nullptr && el.data->is<concat_expr>(); });
@@ -223,7 +223,7 @@ bool neutral_for_family(const expr& e) noexcept {
   if (const auto* m = e.get<meta_expr>()) return m->key != meta_key::nfproto;  // `meta protocol ip` does not tell nft
   if (const auto* ct = e.get<ct_expr>())
     return ct->key != ct_key::l3proto && ct->key != ct_key::saddr && ct->key != ct_key::daddr;
-  if (const auto* b = e.get<binop_expr>()) return b->left != nullptr && neutral_for_family(*b->left);
+  if (const auto* b = e.get<binop_expr>()) return b->left() != nullptr && neutral_for_family(*b->left());
   return false;
 }
 
@@ -231,7 +231,7 @@ bool neutral_for_family(const expr& e) noexcept {
 const address_expr* first_address(const expr& e) noexcept {
   if (const auto* a = e.get<address_expr>()) return a;
   if (const auto* p = e.get<prefix_expr>()) return p->value != nullptr ? first_address(*p->value) : nullptr;
-  if (const auto* r = e.get<range_expr>()) return r->low != nullptr ? first_address(*r->low) : nullptr;
+  if (const auto* r = e.get<range_expr>()) return r->low() != nullptr ? first_address(*r->low()) : nullptr;
   if (const auto* s = e.get<set_expr>())
     return !s->elements.empty() && s->elements.front().key != nullptr ? first_address(*s->elements.front().key) : nullptr;
   return nullptr;
@@ -299,11 +299,11 @@ void check_all(family table_family, std::span<const stmt> stmts) {
           ck != nullptr && (ck->key == ct_key::saddr || ck->key == ct_key::daddr) && ck->protocol == nfproto::none &&
           (table_family == family::ip || table_family == family::ip6))
         if (const auto* a = first_address(*m->right);
-            a != nullptr && (a->address.family == ip_family::ipv4) != (table_family == family::ip))
+            a != nullptr && (a->address().family == ip_family::ipv4) != (table_family == family::ip))
           throw rule_problem{m->right->where, error_code::invalid_address,
                              fmt::format("an {} address for a ct address in a table of family {} (nft: \"Address "
                                          "family for hostname not supported\")",
-                                         a->address.family == ip_family::ipv4 ? "IPv4" : "IPv6", name(table_family))};
+                                         a->address().family == ip_family::ipv4 ? "IPv4" : "IPv6", name(table_family))};
       if (m->op != relational_op::neq && c.l4 == 0) {
         const auto* mk = m->left->get<meta_expr>();
         const auto* pk = m->left->get<payload_expr>();
@@ -338,15 +338,15 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       // queue numbers are 16 bits; a range goes up; fanout needs one
       const expr* hi = q->number;
       const auto* range = hi->get<range_expr>();
-      if (range != nullptr) hi = range->high;
+      if (range != nullptr) hi = range->high();
       if ((q->flags & static_cast<std::uint8_t>(queue_flag::fanout)) != 0 && range == nullptr &&
           q->number->is<integer_expr>())
         throw rule_problem{q->number->where, error_code::invalid_value,
                            "queue fanout needs a range of queue numbers (nft: \"fanout requires a range to be "
                            "specified\")"};
       if (range != nullptr)
-        if (const auto* lo = range->low != nullptr ? range->low->get<integer_expr>() : nullptr,
-                       *h = range->high != nullptr ? range->high->get<integer_expr>() : nullptr;
+        if (const auto* lo = range->low() != nullptr ? range->low()->get<integer_expr>() : nullptr,
+                       *h = range->high() != nullptr ? range->high()->get<integer_expr>() : nullptr;
             lo != nullptr && h != nullptr && lo->value > h->value)
           throw rule_problem{q->number->where, error_code::invalid_value,
                              fmt::format("queue numbers {}-{} go down (nft: \"Range has zero or negative size\")",

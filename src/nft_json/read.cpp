@@ -403,7 +403,7 @@ const expr* reader::scalar_string(const jnode& n, datatype t) {
       break;
   }
   if (t.kind == value_kind::address || t.kind == value_kind::unknown) {
-    if (const auto a = parse_ip_address(s)) return keep(n, address_expr{*a});
+    if (const auto a = parse_ip_address(s)) return keep(n, address_expr{*a, src_});
   }
   if (t.kind == value_kind::unknown) {
     if (const auto b = parse_ether(s)) return keep(n, ether_address_expr{*b});
@@ -471,13 +471,13 @@ const expr* reader::expr_of(const jnode& n, const hint& h) {
     const expr* k = expr_of(need(v, "key", "map"), hint{});
     const jnode& data = need(v, "data", "map");
     const expr* mapping = data.kind == jkind::string ? expr_of(data, hint{}) : set_of(data, data, hint_of(*k), h);
-    return keep(n, map_expr{k, mapping});
+    return keep(n, map_expr{store_pair(src_, *k, *mapping)});
   }
   if (key == "prefix") {
     need_object(v, "a prefix");
     const expr* a = expr_of(need(v, "addr", "prefix"), h);
     const auto* ip = a->get<address_expr>();
-    const bool v4 = ip != nullptr && ip->address.family == ip_family::ipv4;
+    const bool v4 = ip != nullptr && ip->address().family == ip_family::ipv4;
     const auto len = number_of(need(v, "len", "prefix"), "len", v4 ? 32 : 128);
     return keep(n, prefix_expr{a, static_cast<std::uint8_t>(len)});
   }
@@ -486,7 +486,7 @@ const expr* reader::expr_of(const jnode& n, const hint& h) {
     const auto k = d_->kids(v);
     const expr* lo = expr_of(node(k[0]), h);
     const expr* hi = expr_of(node(k[1]), h);
-    return keep(n, range_expr{lo, hi});
+    return keep(n, range_expr{store_pair(src_, *lo, *hi)});
   }
   if (key == "payload") return payload_of(n, v);
   if (key == "exthdr" || key == "tcp option" || key == "ip option" || key == "sctp chunk" || key == "dccp option")
@@ -618,7 +618,7 @@ const expr* reader::expr_of(const jnode& n, const hint& h) {
   }
   if (key == "jhash" || key == "symhash") {
     need_object(v, "a hash expression");
-    hash_expr x;
+    hash_spec x;
     x.kind = key == "jhash" ? hash_kind::jhash : hash_kind::symhash;
     x.modulus = static_cast<std::uint32_t>(number_of(need(v, "mod", key), "mod", UINT32_MAX));
     if (const jnode* s = opt(v, "seed")) {
@@ -627,7 +627,7 @@ const expr* reader::expr_of(const jnode& n, const hint& h) {
     }
     x.offset = u32(v, "offset", 0);
     if (x.kind == hash_kind::jhash) x.key = expr_of(need(v, "expr", "jhash"), hint{});
-    return keep(n, x);
+    return keep(n, hash_expr{src_.store_one(x)});
   }
   if (key == "tunnel") {
     const auto k = need_string(need_object(v, "a tunnel expression"), "key", "tunnel");
@@ -667,7 +667,7 @@ const expr* reader::binop_of(const jnode& at, binop op, const jnode& v, const hi
     const expr* right = expr_of(node(k[i]), rh);
     const jnode& r = node(k[i]);
     span s{at.where.offset, r.where.offset + r.where.length - at.where.offset};
-    left = src_.store_one(expr{i + 1 == k.size() ? at.where : s, binop_expr{op, left, right}});
+    left = src_.store_one(expr{i + 1 == k.size() ? at.where : s, binop_expr{op, store_pair(src_, *left, *right)}});
   }
   return left;
 }
@@ -1007,13 +1007,13 @@ stmt reader::match_of(const jnode& at, const jnode& v) {
   // 1.0.6 writes `tcp flags syn / fin,syn,rst,ack` as `&` with an array mask
   const auto* masked = left->get<binop_expr>();
   bool flagcmp = false;
-  if (masked != nullptr && masked->op == binop::and_ && masked->right->is<list_expr>()) {
+  if (masked != nullptr && masked->op == binop::and_ && masked->right()->is<list_expr>()) {
     flagcmp = true;
-    const auto& items = masked->right->get<list_expr>()->items;
+    const auto& items = masked->right()->get<list_expr>()->items;
     const expr* chain = &items[0];
     for (std::size_t i = 1; i < items.size(); ++i)
-      chain = src_.store_one(expr{masked->right->where, binop_expr{binop::or_, chain, &items[i]}});
-    m.left = src_.store_one(expr{left->where, binop_expr{binop::and_, masked->left, chain}});
+      chain = src_.store_one(expr{masked->right()->where, binop_expr{binop::or_, store_pair(src_, *chain, items[i])}});
+    m.left = src_.store_one(expr{left->where, binop_expr{binop::and_, store_pair(src_, *masked->left(), *chain)}});
   }
   const hint rh = hint_of(*m.left);
   m.right = expr_of(rn, rh);
@@ -1024,7 +1024,7 @@ stmt reader::match_of(const jnode& at, const jnode& v) {
     if (const auto* l = m.right->get<list_expr>(); l != nullptr && !l->items.empty()) {
       const expr* chain = &l->items[0];
       for (std::size_t i = 1; i < l->items.size(); ++i)
-        chain = src_.store_one(expr{m.right->where, binop_expr{binop::or_, chain, &l->items[i]}});
+        chain = src_.store_one(expr{m.right->where, binop_expr{binop::or_, store_pair(src_, *chain, l->items[i])}});
       m.right = chain;
     }
   }
@@ -1291,7 +1291,7 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
             } else if (const auto* c = e.get<concat_expr>()) {
               for (const auto& i : c->items) self(i, self);
             } else if (const auto* b = e.get<binop_expr>()) {
-              self(*b->left, self);
+              self(*b->left(), self);
             }
           };
           look(*m->left, look);
@@ -1313,7 +1313,7 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
   if (key == "map") return set_stmt_of(n, v, true);
   if (key == "meter") {
     need_object(v, "a meter statement");
-    meter_stmt m;
+    meter_spec m;
     element el = element_of(need(v, "key", "meter"), none, none, false);
     const auto stmts = std::vector<stmt>{stmt_of(need(v, "stmt", "meter"), {})};
     element_options o = el.options != nullptr ? *el.options : element_options{};
@@ -1324,7 +1324,7 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
     m.size = static_cast<std::uint32_t>(opt_number(v, "size", 0, UINT32_MAX));
     if (m.size == 0) m.size = meter_stmt::default_size;  // as nft sets it
     if (const jnode* nm = opt(v, "name")) m.name = keep(*nm, symbol_expr{string_of(*nm, "name")});
-    return stmt{n.where, m};
+    return stmt{n.where, meter_stmt{src_.store_one(m)}};
   }
   if (key == "queue") {
     queue_stmt q;

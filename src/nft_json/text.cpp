@@ -180,8 +180,8 @@ class checker {
             opt_expr(file, v.set_ref);
             if (v.elem != nullptr) element(file, *v.elem);
           } else if constexpr (std::is_same_v<T, meter_stmt>) {
-            opt_expr(file, v.name);
-            if (v.elem != nullptr) element(file, *v.elem);
+            opt_expr(file, v.name());
+            if (v.elem() != nullptr) element(file, *v.elem());
           } else if constexpr (std::is_same_v<T, flow_offload_stmt>) {
             name(file, s.where, "flowtable name", v.flowtable);
           } else if constexpr (std::is_same_v<T, objref_stmt>) {
@@ -240,20 +240,20 @@ class checker {
           } else if constexpr (std::is_same_v<T, prefix_expr>) {
             opt_expr(file, v.value);
           } else if constexpr (std::is_same_v<T, range_expr>) {
-            opt_expr(file, v.low);
-            opt_expr(file, v.high);
+            opt_expr(file, v.low());
+            opt_expr(file, v.high());
           } else if constexpr (std::is_same_v<T, binop_expr>) {
-            opt_expr(file, v.left);
-            opt_expr(file, v.right);
+            opt_expr(file, v.left());
+            opt_expr(file, v.right());
           } else if constexpr (std::is_same_v<T, concat_expr> || std::is_same_v<T, list_expr>) {
             for (const auto& i : v.items) expr(file, i);
           } else if constexpr (std::is_same_v<T, set_expr>) {
             for (const auto& el : v.elements) element(el.file != nullptr ? el.file : file, el);
           } else if constexpr (std::is_same_v<T, map_expr>) {
-            opt_expr(file, v.key);
-            opt_expr(file, v.mapping);
+            opt_expr(file, v.key());
+            opt_expr(file, v.mapping());
           } else if constexpr (std::is_same_v<T, hash_expr>) {
-            opt_expr(file, v.key);
+            opt_expr(file, v.spec->key);
           }
         },
         e.value);

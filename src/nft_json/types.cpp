@@ -49,7 +49,7 @@ datatype json_type(nft::datatype t, std::uint16_t bits) noexcept {
 }
 
 datatype type_of(const expr& e, family fam) noexcept {
-  if (const auto* b = e.get<binop_expr>()) return b->left != nullptr ? type_of(*b->left, fam) : datatype{};
+  if (const auto* b = e.get<binop_expr>()) return b->left() != nullptr ? type_of(*b->left(), fam) : datatype{};
   const type_info ti = nft::type_of(e);
   if (ti.type != nft::datatype::invalid) return json_type(ti.type, ti.bits);
   // selectors whose address family the table decides

@@ -727,7 +727,7 @@ class writer {
     }
     const auto* masked = m.left->get<binop_expr>();
     if (old() && masked != nullptr && masked->op == binop::and_ &&
-        (m.flag_syntax || (type_of(*masked->left, fam_).kind == value_kind::bitmask && flag_value(*masked->right) &&
+        (m.flag_syntax || (type_of(*masked->left(), fam_).kind == value_kind::bitmask && flag_value(*masked->right()) &&
                            flag_value(*m.right)))) {
       // 1.0.6 lists a masked comparison of flags with flags in its `/` form, and writes a value of several
       // flags there as the array of their names, whichever text it was read from (`tcp flags syn /
@@ -737,8 +737,8 @@ class writer {
       e_.begin_object();
       e_.key("&");
       e_.begin_array();
-      expr(*masked->left);
-      flags_or_expr(*masked->right);
+      expr(*masked->left());
+      flags_or_expr(*masked->right());
       e_.end_array();
       e_.end_object();
       e_.key("right");
@@ -768,7 +768,7 @@ class writer {
   static bool flag_value(const nft::expr& x) noexcept {
     if (x.is<symbol_expr>() || x.is<integer_expr>()) return true;
     const auto* b = x.get<binop_expr>();
-    return b != nullptr && b->op == binop::or_ && flag_value(*b->left) && flag_value(*b->right);
+    return b != nullptr && b->op == binop::or_ && flag_value(*b->left()) && flag_value(*b->right());
   }
   /// A flag value as 1.0.6 writes it: an `|` of flags as the array of their names, anything else as is.
   void flags_or_expr(const nft::expr& x) {
@@ -784,8 +784,8 @@ class writer {
     auto walk = [&](const nft::expr& y, auto&& self) -> void {
       const auto* b = y.get<binop_expr>();
       if (b != nullptr && b->op == binop::or_) {
-        self(*b->left, self);
-        self(*b->right, self);
+        self(*b->left(), self);
+        self(*b->right(), self);
       } else {
         expr(y);
       }
@@ -959,7 +959,7 @@ class writer {
       } else if (const auto* c = e.get<concat_expr>()) {
         for (const auto& i : c->items) self(i, self);
       } else if (const auto* b = e.get<binop_expr>()) {
-        self(*b->left, self);
+        self(*b->left(), self);
       }
     };
     for (std::size_t i = 0; i + 1 < stmt_index_ && i < rule_->stmts.size(); ++i) {
@@ -1109,19 +1109,19 @@ class writer {
     e_.key("meter");
     e_.begin_object();
     e_.key("key");
-    if (m.elem != nullptr) element_key(*m.elem, false);
+    if (m.elem() != nullptr) element_key(*m.elem(), false);
     e_.key("stmt");
     const bool was = stateless_;
     stateless_ = true;
-    if (m.elem != nullptr && m.elem->options != nullptr && !m.elem->options->stmts.empty())
-      stmt(m.elem->options->stmts.front());
+    if (m.elem() != nullptr && m.elem()->options != nullptr && !m.elem()->options->stmts.empty())
+      stmt(m.elem()->options->stmts.front());
     else
       e_.null();
     stateless_ = was;
-    e_.member_number("size", m.size);
-    if (m.name != nullptr) {
+    e_.member_number("size", m.size());
+    if (m.name() != nullptr) {
       e_.key("name");
-      expr(*m.name);
+      expr(*m.name());
     }
     e_.end_object();
   }
@@ -1259,7 +1259,7 @@ class writer {
     }
     e_.number(v.value);
   }
-  void expr_body(const nft::expr&, const address_expr& v) { e_.string(to_string(v.address)); }
+  void expr_body(const nft::expr&, const address_expr& v) { e_.string(to_string(v.address())); }
   void expr_body(const nft::expr&, const ether_address_expr& v) { e_.string(ether_text(v.bytes)); }
   void expr_body(const nft::expr&, const time_expr& v) { e_.number(v.milliseconds / 1000); }
   void expr_body(const nft::expr&, const symbol_expr& v) { e_.string(v.name); }
@@ -1282,8 +1282,8 @@ class writer {
     e_.begin_array();
     const bool was = in_range_;
     in_range_ = true;
-    expr(*v.low);
-    expr(*v.high);
+    expr(*v.low());
+    expr(*v.high());
     in_range_ = was;
     e_.end_array();
     e_.end_object();
@@ -1292,8 +1292,8 @@ class writer {
     // 1.1.x flattens a chain of the same operator (`a | b | c` → {"|": [a, b, c]}); 1.0.6 does not.
     const auto* b = x.get<binop_expr>();
     if (b != nullptr && b->op == op && !old()) {
-      binop_operands(op, *b->left);
-      binop_operands(op, *b->right);
+      binop_operands(op, *b->left());
+      binop_operands(op, *b->right());
       return;
     }
     expr(x);
@@ -1303,11 +1303,11 @@ class writer {
     e_.key(name(v.op));
     e_.begin_array();
     if (old()) {
-      expr(*v.left);
-      expr(*v.right);
+      expr(*v.left());
+      expr(*v.right());
     } else {
-      binop_operands(v.op, *v.left);
-      binop_operands(v.op, *v.right);
+      binop_operands(v.op, *v.left());
+      binop_operands(v.op, *v.right());
     }
     e_.end_array();
     e_.end_object();
@@ -1354,9 +1354,9 @@ class writer {
     e_.key("map");
     e_.begin_object();
     e_.key("key");
-    expr(*v.key);
+    expr(*v.key());
     e_.key("data");
-    expr(*v.mapping);
+    expr(*v.mapping());
     e_.end_object();
     e_.end_object();
   }
@@ -1540,14 +1540,14 @@ class writer {
   }
   void expr_body(const nft::expr&, const hash_expr& h) {
     e_.begin_object();
-    e_.key(name(h.kind));
+    e_.key(name(h.spec->kind));
     e_.begin_object();
-    e_.member_number("mod", h.modulus);
-    if (h.has_seed) e_.member_number("seed", h.seed);
-    if (h.offset != 0) e_.member_number("offset", h.offset);
-    if (h.key != nullptr && h.kind == hash_kind::jhash) {
+    e_.member_number("mod", h.spec->modulus);
+    if (h.spec->has_seed) e_.member_number("seed", h.spec->seed);
+    if (h.spec->offset != 0) e_.member_number("offset", h.spec->offset);
+    if (h.spec->key != nullptr && h.spec->kind == hash_kind::jhash) {
       e_.key("expr");
-      expr(*h.key);
+      expr(*h.spec->key);
     }
     e_.end_object();
     e_.end_object();
