@@ -29,29 +29,54 @@
 #include <nflens/source.hpp>
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <variant>
-
-/// The alternatives of `expr` and `stmt` that hold numbers, pointers or views are packed (no padding,
-/// alignment 1), so that the variants stay small (an `expr` is 24 bytes, a `stmt` 28): a dump's million
-/// expressions are most of its AST. Their fields read and assign as usual; a reference or pointer to such a field cannot
-/// be taken (copy the value).
-#define NFLENS_PACKED [[gnu::packed]]
 
 namespace nflens::nft {
 
+/// A `T` stored in `sizeof(T)` bytes at any address (alignment 1), read and written by value. The
+/// alternatives of `expr` and `stmt` hold their numbers and pointers this way, so that the variants
+/// need no padding (an `expr` is 24 bytes, a `stmt` 28: a dump's million expressions are most of its
+/// AST) and stay ordinary types: a member reads as a `T` (`x.value + 1`, `p->left`), takes a `T`
+/// (`x.value = 5`), and binding a reference to the member itself is safe (unlike `[[gnu::packed]]`,
+/// whose members bound to `const T&` are misaligned references).
+template <class T>
+struct unaligned {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::array<unsigned char, sizeof(T)> bytes_;
+
+  unaligned() = default;  // trivial, as T; a member with `= {}` or an initializer is set
+  constexpr unaligned(T v) noexcept : bytes_(std::bit_cast<std::array<unsigned char, sizeof(T)>>(v)) {}
+  [[nodiscard]] constexpr T get() const noexcept { return std::bit_cast<T>(bytes_); }
+  constexpr operator T() const noexcept { return get(); }
+  /// For pointers: `p->member`, `*p`.
+  constexpr T operator->() const noexcept
+    requires std::is_pointer_v<T>
+  {
+    return get();
+  }
+  constexpr decltype(auto) operator*() const noexcept
+    requires std::is_pointer_v<T>
+  {
+    return *get();
+  }
+};
+
+
 /// Text held by a node: a `std::string_view` in 12 bytes (pointer and 32-bit length, packed), so that
 /// nodes that name something stay small. Converts to and from `std::string_view`; compares as one.
-struct NFLENS_PACKED text_view {
-  const char* ptr_;     // no default member initializers: the type stays trivial, so it can be packed;
-  std::uint32_t size_;  // `text_view{}` is empty.
+struct text_view {
+  unaligned<const char*> ptr_;  // no default member initializers: the type stays trivial;
+  unaligned<std::uint32_t> size_;  // `text_view{}` is empty.
 
   text_view() = default;
   constexpr text_view(std::string_view v) noexcept : ptr_(v.data()), size_(static_cast<std::uint32_t>(v.size())) {}
   constexpr text_view(const char* c) noexcept : text_view(std::string_view(c)) {}
-  [[nodiscard]] constexpr std::string_view view() const noexcept { return {ptr_, size_}; }
+  [[nodiscard]] constexpr std::string_view view() const noexcept { return {ptr_.get(), size_.get()}; }
   constexpr operator std::string_view() const noexcept { return view(); }
   [[nodiscard]] constexpr const char* data() const noexcept { return ptr_; }
   [[nodiscard]] constexpr std::size_t size() const noexcept { return size_; }
@@ -82,13 +107,13 @@ struct NFLENS_PACKED text_view {
 /// An array of nodes in the arena: a `std::span<const T>` in 12 bytes (pointer and 32-bit count,
 /// packed). Iterates and indexes as a span and converts to and from one.
 template <class T>
-struct NFLENS_PACKED node_span {
-  const T* ptr_;  // trivial, as text_view; `node_span{}` is empty
-  std::uint32_t size_;
+struct node_span {
+  unaligned<const T*> ptr_;  // trivial, as text_view; `node_span{}` is empty
+  unaligned<std::uint32_t> size_;
 
   node_span() = default;
   constexpr node_span(std::span<const T> s) noexcept : ptr_(s.data()), size_(static_cast<std::uint32_t>(s.size())) {}
-  [[nodiscard]] constexpr std::span<const T> view() const noexcept { return {ptr_, size_}; }
+  [[nodiscard]] constexpr std::span<const T> view() const noexcept { return {ptr_.get(), size_.get()}; }
   constexpr operator std::span<const T>() const noexcept { return view(); }
   [[nodiscard]] constexpr const T* data() const noexcept { return ptr_; }
   [[nodiscard]] constexpr std::size_t size() const noexcept { return size_; }
@@ -382,14 +407,14 @@ struct chain;
 
 /// An unsigned number as written in decimal, hex (`0x4000`) or octal (a leading `0`, as nft's scanner
 /// reads it). Up to 64 bits; longer hex strings are kept as `symbol_expr`, as nft does.
-struct NFLENS_PACKED integer_expr {
-  std::uint64_t value = 0;
+struct integer_expr {
+  unaligned<std::uint64_t> value = 0;
 };
 /// An IPv4 or IPv6 address: an IPv4 address is held in the node, an IPv6 one in the arena (so that the
 /// node stays 24 bytes). `address()` gives it back.
-struct NFLENS_PACKED address_expr {
+struct address_expr {
   std::array<std::uint8_t, 4> v4_bytes{};  ///< IPv4 (when `v6` is null)
-  const ip_address* v6 = nullptr;          ///< IPv6, in the arena of `arena` given to the constructor
+  unaligned<const ip_address*> v6 = nullptr;          ///< IPv6, in the arena of `arena` given to the constructor
 
   address_expr() = default;  ///< 0.0.0.0
   /// Holds `a`; an IPv6 address is copied into `arena`'s arena.
@@ -411,17 +436,17 @@ struct ether_address_expr {
   std::array<std::uint8_t, 6> bytes{};
 };
 /// A duration written with units (`3h`, `1h2m3s`, `100ms`, `10800s`), in milliseconds.
-struct NFLENS_PACKED time_expr {
-  std::uint64_t milliseconds = 0;
+struct time_expr {
+  unaligned<std::uint64_t> milliseconds = 0;
 };
 /// An unquoted word: a symbolic constant (`established`, `tcp`, `echo-request`), an interface name,
 /// a class id (`1:bbf8`), or a number too long for 64 bits.
-struct NFLENS_PACKED symbol_expr {
+struct symbol_expr {
   text_view name{};
 };
 /// A quoted string, without the quotes. nft has no escapes except `\*` (a literal star in an interface
 /// name), kept as written.
-struct NFLENS_PACKED string_expr {
+struct string_expr {
   text_view text{};
 };
 /// `exists` / `missing`.
@@ -431,64 +456,64 @@ struct boolean_expr {
 /// The catch-all set element `*`.
 struct wildcard_expr {};
 /// `value/length` (`10.0.0.0/8`, `fe80::/64`).
-struct NFLENS_PACKED prefix_expr {
-  const expr* value = nullptr;
+struct prefix_expr {
+  unaligned<const expr*> value = nullptr;
   std::uint8_t length = 0;
 };
 /// `low-high` (`1024-65535`, `10.0.0.1-10.0.0.9`). The bounds are two consecutive nodes.
-struct NFLENS_PACKED range_expr {
-  const expr* bounds = nullptr;  ///< low, high
+struct range_expr {
+  unaligned<const expr*> bounds = nullptr;  ///< low, high
   [[nodiscard]] const expr* low() const noexcept { return bounds; }
   [[nodiscard]] const expr* high() const noexcept;
 };
 /// `left OP right` for `&` `|` `^` `<<` `>>`. Left-associative; `&` binds tighter than `^` than `|`, and
 /// shifts tightest (parser_bison.y `shift_expr` ... `inclusive_or_expr`).
 /// The operands are two consecutive nodes.
-struct NFLENS_PACKED binop_expr {
+struct binop_expr {
   binop op = binop::and_;
-  const expr* operands = nullptr;  ///< left, right
+  unaligned<const expr*> operands = nullptr;  ///< left, right
   [[nodiscard]] const expr* left() const noexcept { return operands; }
   [[nodiscard]] const expr* right() const noexcept;
 };
 /// A concatenation `a . b . c` (two or more items).
-struct NFLENS_PACKED concat_expr {
+struct concat_expr {
   node_span<expr> items{};
 };
 /// A comma list outside braces: `established,related`, `syn,ack` (`list_rhs_expr`).
-struct NFLENS_PACKED list_expr {
+struct list_expr {
   node_span<expr> items{};
 };
 /// An anonymous set or map literal `{ ... }`: its elements, each a key and for maps a data part.
-struct NFLENS_PACKED set_expr {
+struct set_expr {
   node_span<element> elements{};
 };
 /// A named set or map reference `@name`.
-struct NFLENS_PACKED set_ref_expr {
+struct set_ref_expr {
   text_view name{};
 };
 /// A lookup `key map { ... }` or `key map @name`; `mapping` is a `set_expr` or `set_ref_expr`. The key
 /// and the mapping are two consecutive nodes.
-struct NFLENS_PACKED map_expr {
-  const expr* operands = nullptr;  ///< key, mapping
+struct map_expr {
+  unaligned<const expr*> operands = nullptr;  ///< key, mapping
   [[nodiscard]] const expr* key() const noexcept { return operands; }
   [[nodiscard]] const expr* mapping() const noexcept;
 };
 /// A verdict as map data: `: accept`, `: goto chain`.
-struct NFLENS_PACKED verdict_expr {
+struct verdict_expr {
   verdict kind = verdict::accept;
   text_view chain{};  ///< for jump and goto
 };
 /// A header field: `ip saddr`, `tcp dport`, `tcp option maxseg size`, `sctp chunk data tsn`,
 /// `vxlan ip saddr`, `@nh,8,16`.
-struct NFLENS_PACKED payload_expr {
+struct payload_expr {
   header protocol = header::ip;
   header_field field = header_field::none;
   std::uint8_t option = 0;  ///< tcp option kind, ip option type, sctp chunk type, dccp option; exthdr header
   std::uint8_t index = 0;   ///< sack block 0-3, `rt0 addr[N]`, `srh sid[N]`
   tunnel inner = tunnel::none;
   payload_base base = payload_base::ll;  ///< raw payload only
-  std::uint32_t offset = 0;              ///< raw payload: bit offset; `tcp option @kind,offset,length`
-  std::uint32_t length = 0;              ///< raw payload: bit length
+  unaligned<std::uint32_t> offset = 0;              ///< raw payload: bit offset; `tcp option @kind,offset,length`
+  unaligned<std::uint32_t> length = 0;              ///< raw payload: bit length
 };
 /// `meta KEY` or an unqualified meta key (`mark`, `iifname`).
 struct meta_expr {
@@ -511,9 +536,9 @@ struct rt_expr {
   nfproto protocol = nfproto::none;
 };
 /// `socket KEY`, `socket cgroupv2 level N`.
-struct NFLENS_PACKED socket_expr {
+struct socket_expr {
   socket_key key = socket_key::transparent;
-  std::uint32_t level = 0;
+  unaligned<std::uint32_t> level = 0;
 };
 /// `osf [ttl loose|skip] name|version`.
 struct osf_expr {
@@ -521,17 +546,17 @@ struct osf_expr {
   osf_ttl ttl = osf_ttl::check;
 };
 /// `ipsec in|out [spnum N] KEY`, `ipsec out ip daddr`.
-struct NFLENS_PACKED ipsec_expr {
+struct ipsec_expr {
   ipsec_direction direction = ipsec_direction::in;
   ipsec_key key = ipsec_key::reqid;
   nfproto protocol = nfproto::none;
-  std::uint32_t spnum = 0;
+  unaligned<std::uint32_t> spnum = 0;
 };
 /// `numgen inc|random mod N [offset M]`.
-struct NFLENS_PACKED numgen_expr {
+struct numgen_expr {
   numgen_type type = numgen_type::inc;
-  std::uint32_t modulus = 0;
-  std::uint32_t offset = 0;
+  unaligned<std::uint32_t> modulus = 0;
+  unaligned<std::uint32_t> offset = 0;
 };
 /// `jhash EXPR mod N [seed S] [offset O]`, `symhash mod N [offset O]`.
 struct hash_spec {
@@ -543,8 +568,8 @@ struct hash_spec {
   bool has_seed = false;
 };
 /// A hash expression node: its `hash_spec` lives in the arena (rare; the node stays 24 bytes).
-struct NFLENS_PACKED hash_expr {
-  const hash_spec* spec = nullptr;  ///< never null in a parsed node
+struct hash_expr {
+  unaligned<const hash_spec*> spec = nullptr;  ///< never null in a parsed node
 };
 /// `tunnel path|id`.
 struct tunnel_expr {
@@ -588,37 +613,37 @@ inline const expr* store_pair(source& arena, const expr& first, const expr& seco
 
 /// `left [op] right`, and the flag form `left [op] value / mask` (stored as `(left & mask) op value`
 /// with `flag_syntax` set, as nft evaluates it; nft 1.1 prints the `&` form, 1.0.6 the `/` form).
-struct NFLENS_PACKED match_stmt {
-  const expr* left = nullptr;
-  const expr* right = nullptr;
+struct match_stmt {
+  unaligned<const expr*> left = nullptr;
+  unaligned<const expr*> right = nullptr;
   relational_op op = relational_op::implicit;
   bool flag_syntax = false;
 };
 /// `accept`, `drop`, `continue`, `return`, `jump CHAIN`, `goto CHAIN`.
-struct NFLENS_PACKED verdict_stmt {
+struct verdict_stmt {
   verdict kind = verdict::accept;
   text_view chain{};
 };
 /// `jump { ... }` / `goto { ... }`: a verdict to an anonymous chain written inline (nft >= 1.0.7).
-struct NFLENS_PACKED anonymous_chain_stmt {
+struct anonymous_chain_stmt {
   verdict kind = verdict::jump;
-  const chain* body = nullptr;
+  unaligned<const chain*> body = nullptr;
 };
 /// `key vmap { k : verdict, ... }` or `key vmap @name` (`verdict_map_stmt`).
-struct NFLENS_PACKED verdict_map_stmt {
-  const expr* key = nullptr;
-  const expr* mapping = nullptr;  ///< set_expr or set_ref_expr
+struct verdict_map_stmt {
+  unaligned<const expr*> key = nullptr;
+  unaligned<const expr*> mapping = nullptr;  ///< set_expr or set_ref_expr
 };
 /// `target set value`: payload, exthdr, meta and ct mangling (`meta mark set 0x1`, `ct mark set meta mark`,
 /// `ip dscp set cs1`, `ct helper set "ftp"`, `meta secmark set "ssh"`).
-struct NFLENS_PACKED mangle_stmt {
-  const expr* target = nullptr;
-  const expr* value = nullptr;
+struct mangle_stmt {
+  unaligned<const expr*> target = nullptr;
+  unaligned<const expr*> value = nullptr;
 };
 /// `counter [packets N bytes N]`.
-struct NFLENS_PACKED counter_stmt {
-  std::uint64_t packets = 0;
-  std::uint64_t bytes = 0;
+struct counter_stmt {
+  unaligned<std::uint64_t> packets = 0;
+  unaligned<std::uint64_t> bytes = 0;
   bool has_values = false;
 };
 /// Time unit of a rate (`/second` ...).
@@ -627,29 +652,29 @@ enum class time_unit : std::uint8_t { second, minute, hour, day, week };
 /// Byte rates and bursts are stored in bytes (`1 kbytes` is 1024). Without `burst`, `burst` holds nft's
 /// default (5 for a packet rate, 0 for a byte rate, as parser_bison.y's `limit_burst_pkts` gives) and
 /// `has_burst` is false: nft 1.1 lists `burst 5 packets`, nft 1.0.6 leaves the default out.
-struct NFLENS_PACKED limit_stmt {
-  std::uint64_t rate = 0;
-  std::uint32_t burst = 0;
+struct limit_stmt {
+  unaligned<std::uint64_t> rate = 0;
+  unaligned<std::uint32_t> burst = 0;
   time_unit unit = time_unit::second;
   bool bytes = false;  ///< a byte rate
   bool over = false;
   bool has_burst = false;
 };
 /// `quota [over|until] N bytes [used N bytes]`, in bytes.
-struct NFLENS_PACKED quota_stmt {
-  std::uint64_t bytes = 0;
-  std::uint64_t used = 0;
+struct quota_stmt {
+  unaligned<std::uint64_t> bytes = 0;
+  unaligned<std::uint64_t> used = 0;
   bool over = false;
   bool has_used = false;
 };
 /// `ct count [over] N` (connlimit).
-struct NFLENS_PACKED connlimit_stmt {
-  std::uint32_t count = 0;
+struct connlimit_stmt {
+  unaligned<std::uint32_t> count = 0;
   bool over = false;
 };
 /// `last [used never|used TIME]`.
-struct NFLENS_PACKED last_stmt {
-  std::uint64_t used_ms = 0;
+struct last_stmt {
+  unaligned<std::uint64_t> used_ms = 0;
   bool has_used = false;  ///< false: `last` or `last used never`
 };
 /// Syslog level of `log level`.
@@ -664,11 +689,11 @@ enum class log_flag : std::uint8_t {
   all = 31
 };
 /// `log [prefix S] [level L] [group N] [snaplen N] [queue-threshold N] [flags F]`.
-struct NFLENS_PACKED log_stmt {
-  const expr* prefix = nullptr;  ///< a string_expr, or nothing
-  std::uint32_t snaplen = 0;
-  std::uint16_t group = 0;
-  std::uint16_t queue_threshold = 0;
+struct log_stmt {
+  unaligned<const expr*> prefix = nullptr;  ///< a string_expr, or nothing
+  unaligned<std::uint32_t> snaplen = 0;
+  unaligned<std::uint16_t> group = 0;
+  unaligned<std::uint16_t> queue_threshold = 0;
   log_level level = log_level::warn;
   std::uint8_t flags = 0;    ///< log_flag bits
   std::uint8_t present = 0;  ///< which of level(1) group(2) snaplen(4) queue-threshold(8) were written
@@ -676,9 +701,9 @@ struct NFLENS_PACKED log_stmt {
 /// Kind of reject (nft(8) REJECT STATEMENT).
 enum class reject_type : std::uint8_t { unspecified, icmp, icmpv6, icmpx, tcp_reset };
 /// `reject [with icmp|icmpv6|icmpx [type] CODE | with tcp reset]`.
-struct NFLENS_PACKED reject_stmt {
+struct reject_stmt {
   reject_type type = reject_type::unspecified;
-  const expr* code = nullptr;  ///< symbol or integer; null when no code was given
+  unaligned<const expr*> code = nullptr;  ///< symbol or integer; null when no code was given
 };
 /// Which NAT statement.
 enum class nat_kind : std::uint8_t { snat, dnat, masquerade, redirect };
@@ -689,46 +714,46 @@ enum class nat_flag : std::uint8_t { random = 1, fully_random = 2, persistent = 
 enum class nat_mode : std::uint8_t { plain, addr_port, interval, prefix };
 /// `snat|dnat [ip|ip6] [MODE] to ADDR[:PORT] [flags]`, `masquerade [to :PORT] [flags]`,
 /// `redirect [to [:]PORT] [flags]`.
-struct NFLENS_PACKED nat_stmt {
+struct nat_stmt {
   nat_kind kind : 4 = nat_kind::dnat;  // kind and mode share a byte: the node stays 28 bytes
   nat_mode mode : 4 = nat_mode::plain;
   nfproto protocol = nfproto::none;
   std::uint8_t flags = 0;  ///< nat_flag bits
-  const expr* address = nullptr;
-  const expr* port = nullptr;
+  unaligned<const expr*> address = nullptr;
+  unaligned<const expr*> port = nullptr;
 };
 /// `tproxy [ip|ip6] to [ADDR][:PORT]`.
-struct NFLENS_PACKED tproxy_stmt {
+struct tproxy_stmt {
   nfproto protocol = nfproto::none;
-  const expr* address = nullptr;
-  const expr* port = nullptr;
+  unaligned<const expr*> address = nullptr;
+  unaligned<const expr*> port = nullptr;
 };
 /// Bits of `queue flags`.
 enum class queue_flag : std::uint8_t { bypass = 1, fanout = 2 };
 /// `queue [flags F] [num|to] EXPR`.
-struct NFLENS_PACKED queue_stmt {
-  const expr* number = nullptr;  ///< integer, range, numgen, hash or map; null: queue 0
+struct queue_stmt {
+  unaligned<const expr*> number = nullptr;  ///< integer, range, numgen, hash or map; null: queue 0
   std::uint8_t flags = 0;        ///< queue_flag bits
 };
 /// `dup to ADDR [device DEV]`.
-struct NFLENS_PACKED dup_stmt {
-  const expr* address = nullptr;
-  const expr* device = nullptr;
+struct dup_stmt {
+  unaligned<const expr*> address = nullptr;
+  unaligned<const expr*> device = nullptr;
 };
 /// `fwd [ip|ip6] to [ADDR device] DEV`.
-struct NFLENS_PACKED fwd_stmt {
+struct fwd_stmt {
   nfproto protocol = nfproto::none;
-  const expr* address = nullptr;
-  const expr* device = nullptr;
+  unaligned<const expr*> address = nullptr;
+  unaligned<const expr*> device = nullptr;
 };
 /// `notrack`.
 struct notrack_stmt {};
 /// `add|update|delete @set { elem }` and the map form `{ key : value }` (`set_stmt`, `map_stmt`).
 enum class set_op : std::uint8_t { add, update, delete_ };
-struct NFLENS_PACKED set_stmt {
+struct set_stmt {
   set_op op = set_op::add;
-  const expr* set_ref = nullptr;  ///< set_ref_expr
-  const element* elem = nullptr;  ///< key, optional data, timeout and stateful statements
+  unaligned<const expr*> set_ref = nullptr;  ///< set_ref_expr
+  unaligned<const element*> elem = nullptr;  ///< key, optional data, timeout and stateful statements
 };
 /// `meter NAME [size N] { key stmt }` (the pre-0.9 form of a dynamic set).
 struct meter_spec {
@@ -737,15 +762,15 @@ struct meter_spec {
   std::uint32_t size = 65535;  ///< the parsers give nft's default (`meter_stmt::default_size`) when none (or 0) is written
 };
 /// The statement node of a meter: its `meter_spec` lives in the arena (rare; the node stays 28 bytes).
-struct NFLENS_PACKED meter_stmt {
-  const meter_spec* spec = nullptr;  ///< never null in a parsed node
+struct meter_stmt {
+  unaligned<const meter_spec*> spec = nullptr;  ///< never null in a parsed node
   [[nodiscard]] const expr* name() const noexcept { return spec->name; }
   [[nodiscard]] const element* elem() const noexcept { return spec->elem; }
   [[nodiscard]] std::uint32_t size() const noexcept { return spec->size; }
   static constexpr std::uint32_t default_size = 65535;
 };
 /// `flow add @flowtable` (also spelled `flow offload @flowtable`).
-struct NFLENS_PACKED flow_offload_stmt {
+struct flow_offload_stmt {
   text_view flowtable{};
 };
 /// Kinds of stateful object (nft(8) STATEFUL OBJECTS).
@@ -762,32 +787,32 @@ enum class object_type : std::uint8_t {
 };
 /// A reference to a named object: `counter name "c"`, `quota name q`, `limit name l`, `synproxy name s`,
 /// `ct timeout set "t"`, `ct expectation set "e"`; the name may be a map lookup.
-struct NFLENS_PACKED objref_stmt {
+struct objref_stmt {
   object_type type = object_type::counter;
-  const expr* name = nullptr;
+  unaligned<const expr*> name = nullptr;
 };
 /// Bits of synproxy flags.
 enum class synproxy_flag : std::uint8_t { timestamp = 1, sack_perm = 2 };
 /// `synproxy [mss N] [wscale N] [timestamp] [sack-perm]`.
-struct NFLENS_PACKED synproxy_stmt {
-  std::uint16_t mss = 0;
+struct synproxy_stmt {
+  unaligned<std::uint16_t> mss = 0;
   std::uint8_t wscale = 0;
   std::uint8_t flags = 0;    ///< synproxy_flag bits
   std::uint8_t present = 0;  ///< mss(1), wscale(2) written
 };
 /// `reset tcp option KIND` (optstrip).
-struct NFLENS_PACKED optstrip_stmt {
-  const expr* option = nullptr;  ///< a payload_expr of header::tcp_option
+struct optstrip_stmt {
+  unaligned<const expr*> option = nullptr;  ///< a payload_expr of header::tcp_option
 };
 /// An iptables-nft compat expression that nft cannot show in its own syntax: `xt match "name"`,
 /// `xt target "name"`. Kept, and reported as `not_translatable`.
 enum class xt_kind : std::uint8_t { match, target, watcher };
-struct NFLENS_PACKED xt_stmt {
+struct xt_stmt {
   xt_kind kind = xt_kind::match;
   text_view name{};
 };
 /// Valid syntax that nflens does not model: its raw text. Always reported as `not_modelled`.
-struct NFLENS_PACKED unknown_stmt {
+struct unknown_stmt {
   text_view text{};
 };
 

@@ -9,6 +9,12 @@
 
 namespace nflens::nft {
 
+// The numbers and pointers of packed nodes serialize as their value (found by nlohmann through ADL).
+template <class T>
+void to_json(nlohmann::json& j, const unaligned<T>& v) {
+  j = v.get();
+}
+
 namespace {
 
 using json = nlohmann::json;

@@ -316,7 +316,7 @@ std::optional<std::string_view> limit_refusal(const limit_stmt& l) noexcept {
   constexpr std::string_view overflow =
       "the kernel refuses this limit: its token bucket overflows 64 bits of nanoseconds (nft_limit_init: EOVERFLOW)";
   const std::uint64_t nsecs = unit * nsec;  // at most a week: no overflow
-  const std::uint64_t burst = !l.bytes && l.burst == 0 ? 5 : l.burst;
+  const std::uint64_t burst = !l.bytes && l.burst == 0 ? 5 : l.burst.get();
   if (l.rate + burst < l.rate) return overflow;
   if (!l.bytes) {
     const std::uint64_t per = nsecs / l.rate;

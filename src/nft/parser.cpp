@@ -2042,7 +2042,7 @@ struct action<g::limit_rate_unit> {
   static void apply(const In& in, state& st) {
     const auto m = bytes_multiplier(text(in));
     if (st.sx.limit.rate > UINT64_MAX / m) st.fail(in, error_code::number_out_of_range, "rate too large");
-    st.sx.limit.rate *= m;
+    st.sx.limit.rate = st.sx.limit.rate * m;
     st.sx.limit.bytes = true;
   }
 };
@@ -2112,7 +2112,7 @@ struct action<g::quota_unit> {
   static void apply(const In& in, state& st) {
     const auto m = bytes_multiplier(text(in));
     if (st.sx.quota.bytes > UINT64_MAX / m) st.fail(in, error_code::number_out_of_range, "quota too large");
-    st.sx.quota.bytes *= m;
+    st.sx.quota.bytes = st.sx.quota.bytes * m;
   }
 };
 template <>
@@ -2129,7 +2129,7 @@ struct action<g::quota_used_unit> {
   static void apply(const In& in, state& st) {
     const auto m = bytes_multiplier(text(in));
     if (st.sx.quota.used > UINT64_MAX / m) st.fail(in, error_code::number_out_of_range, "quota too large");
-    st.sx.quota.used *= m;
+    st.sx.quota.used = st.sx.quota.used * m;
   }
 };
 template <>

@@ -512,7 +512,7 @@ struct printer {
         // listed as their `|` and takes no operator (expression.c must_print_eq_op).
         const auto* i = r.get<integer_expr>();
         const bool single_flag =
-            types::is_bitmask_type(lt.base) && (r.is<symbol_expr>() || (i != nullptr && std::popcount(i->value) <= 1));
+            types::is_bitmask_type(lt.base) && (r.is<symbol_expr>() || (i != nullptr && std::popcount(i->value.get()) <= 1));
         out += left_binop || single_flag ? " == " : " ";
         break;
       }
@@ -566,7 +566,7 @@ struct printer {
     if (!v.bytes) {
       put("{}/{}", v.rate, name(v.unit));
       // A packet limit without a burst has nft's default of 5, which nft 1.1 lists.
-      const std::uint32_t burst = v.has_burst ? v.burst : 5;
+      const std::uint32_t burst = v.has_burst ? v.burst.get() : 5;
       if (!object)
         put(" burst {} packets", burst);
       else if (burst > 0 && burst != 5)

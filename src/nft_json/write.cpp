@@ -1379,7 +1379,7 @@ class writer {
           // a kind without a name: nft writes the raw form, 8 bits for a presence test, 0 to strip it
           e_.member_number("base", p.option);
           e_.member_number("offset", p.offset);
-          e_.member_number("len", p.length != 0 ? p.length : optstrip_ ? 0 : 8);
+          e_.member_number("len", p.length != 0 ? p.length.get() : optstrip_ ? 0u : 8u);
         } else if (p.length != 0) {
           e_.member_number("base", p.option);
           e_.member_number("offset", p.offset);
