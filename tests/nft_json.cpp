@@ -151,6 +151,29 @@ TEST_CASE("what nft 1.0.6's JSON has no member for is left out of that flavour w
   CHECK(ty.diagnostics[0].message ==
         "table netdev f set s: nft 1.0.6's JSON has no typeof; the key is written as its datatype");
   CHECK(json::parse(ty.value)["nftables"][1]["set"]["type"] == "ipv4_addr");
+  // an element's statements after its first: 1.0.6 writes one (fuzz finding, nft_json: the loss went
+  // unreported), reported once however many elements lose one
+  const auto el = nft::write_json(
+      text("table ip x {\n\tset s {\n\t\ttype ipv4_addr\n\t\tcounter\n\t\tquota 10 bytes\n\t\telements = { "
+           "10.0.0.1 counter packets 0 bytes 0 quota 10 bytes, 10.0.0.2 counter packets 0 bytes 0 quota 10 bytes }\n"
+           "\t}\n}\n"),
+      o);
+  REQUIRE(el.diagnostics.size() == 1);
+  CHECK(el.diagnostics[0].message ==
+        "table ip x: a set element's quota after its first statement (here, and in any later element) has no place "
+        "in nft 1.0.6's JSON; it is left out");
+  const auto elems = json::parse(el.value)["nftables"][1]["set"]["elem"];
+  REQUIRE(elems.size() == 2);
+  CHECK(elems[0]["elem"].contains("counter"));
+  CHECK_FALSE(elems[0]["elem"].contains("quota"));
+  o.flavour = nft::json_flavour::current;  // the current flavour writes both
+  const auto both = json::parse(nft::write_json(text("table ip x {\n\tset s {\n\t\ttype ipv4_addr\n\t\tcounter\n"
+                                                     "\t\tquota 10 bytes\n\t\telements = { 10.0.0.1 counter "
+                                                     "packets 0 bytes 0 quota 10 bytes }\n\t}\n}\n"),
+                                                o)
+                                    .value)["nftables"][1]["set"]["elem"][0]["elem"];
+  CHECK(both.contains("counter"));
+  CHECK(both.contains("quota"));
 }
 
 TEST_CASE("the 1.0.6 flavour writes a masked flag comparison in 1.0.6's form from either text") {

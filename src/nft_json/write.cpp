@@ -1211,9 +1211,17 @@ class writer {
     if (stmts) {
       std::vector<std::string_view> seen;
       for (const auto& s : o->stmts) {
-        if (old() && !seen.empty()) break;  // 1.0.6 writes one statement per element
         const auto k = stmt_key(s);
         if (std::find(seen.begin(), seen.end(), k) != seen.end()) continue;  // json_object_update_missing
+        if (old() && !seen.empty()) {  // 1.0.6 writes one statement per element
+          if (!element_stmts_lost_)   // once per write: a set may hold a million such elements
+            lost_in_old(el.file, s.where,
+                        fmt::format("table {} {}: a set element's {} after its first statement (here, and in any "
+                                    "later element)",
+                                    name(fam_), table_name_, k));
+          element_stmts_lost_ = true;
+          break;
+        }
         seen.push_back(k);
         stmt_member(s);
       }
@@ -1595,6 +1603,7 @@ class writer {
   bool optstrip_ = false;
   const json_write_options& o_;
   std::vector<diagnostic>& diags_;
+  bool element_stmts_lost_ = false;  // reported once
   family fam_ = family::ip;
   std::string_view table_name_;
   std::string_view chain_name_;
