@@ -10,8 +10,6 @@
 
 #include <fmt/format.h>
 
-#include <optional>
-
 #include <string>
 #include <vector>
 
@@ -27,23 +25,10 @@ int main(int argc, char** argv) {
                                     "10", "--nodeport-frac", "0.5"});
     if (!dump) return 77;
     const std::string label = fmt::format("{} services, {}", services, bench::human_bytes(dump->size()));
-    // Parse time alone: each run is handed its own copy of the text (the parser owns it) and the previous
-    // run's ruleset is freed, both untimed; the copy counts in the memory, as the parser holds it.
-    std::string text;
-    std::optional<nflens::result<ipt::ruleset>> parsed;
-    bench::options opt;
-    opt.repetitions = run.repetitions();
-    opt.prepare = [&] {
-      parsed.reset();
-      text = *dump;
-    };
-    if (auto s = run.measure(
-            "iptables parse, " + label, dump->size(),
-            [&] {
-              parsed.emplace(ipt::parse("kpgen.rules", std::move(text)));
-              return parsed->ok() && !parsed->value.tables.empty();
-            },
-            opt)) {
+    if (auto s = bench::measure_parse(
+            run, "iptables parse, " + label, *dump,
+            [](std::string text) { return ipt::parse("kpgen.rules", std::move(text)); },
+            [](const auto& r) { return r.ok() && !r.value.tables.empty(); })) {
       parse_samples.push_back(*s);
       if (services == sizes.back()) {
         const double ratio = static_cast<double>(s->added_bytes()) / static_cast<double>(dump->size());

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace nflens::bench {
@@ -142,6 +143,29 @@ class runner {
   int samples_ = 0;
   int failures_ = 0;
 };
+
+/// Measures a parser that owns its input (`parse(std::string)` returns its result): each run is handed
+/// its own copy of `text` and the previous run's result is freed, both untimed (`options::prepare`), so
+/// that the time is the parse's alone; the copy counts in the memory, as the parser holds it. `ok`
+/// checks the result.
+template <class Parse, class Ok>
+std::optional<sample> measure_parse(runner& run, std::string name, const std::string& text, Parse parse, Ok ok) {
+  std::string copy;
+  std::optional<std::invoke_result_t<Parse, std::string>> parsed;
+  options opt;
+  opt.repetitions = run.repetitions();
+  opt.prepare = [&] {
+    parsed.reset();
+    copy = text;
+  };
+  return run.measure(
+      std::move(name), text.size(),
+      [&] {
+        parsed.emplace(parse(std::move(copy)));
+        return ok(*parsed);
+      },
+      opt);
+}
 
 /// Formats a byte count as `12.3 MB` (10^6) for the tables.
 [[nodiscard]] std::string human_bytes(std::size_t bytes);

@@ -3759,21 +3759,21 @@ struct action<g::add_table> {
     static_cast<table_info&>(t) = st.table;
     t.where = st.span_of(in);
     t.fam = st.fam;
-    if (st.table_marks[0] == 0 && st.chains.size() * 2 > st.chains.capacity()) {
-      // The chains stay in the arena storage they were built in; the stack starts anew.
-      t.chains = std::span<const chain>(st.chains.data(), st.chains.size());
-      chain_stack_type fresh{arena_allocator<chain>(st.src)};
-      st.chains.swap(fresh);
-    } else {
-      t.chains = st.keep_range(st.chains, st.table_marks[0]);
-    }
-    if (st.table_marks[1] == 0 && st.sets.size() * 2 > st.sets.capacity()) {
-      t.sets = std::span<const set>(st.sets.data(), st.sets.size());
-      set_stack_type fresh{arena_allocator<set>(st.src)};
-      st.sets.swap(fresh);
-    } else {
-      t.sets = st.keep_range(st.sets, st.table_marks[1]);
-    }
+    // A stack the table filled from its start and mostly used: its nodes stay in the arena storage they
+    // were built in, and the stack starts anew; otherwise the table's part is copied out.
+    auto take = [&st](auto& stack, std::uint32_t mark) {
+      using stack_type = std::remove_reference_t<decltype(stack)>;
+      using node = typename stack_type::value_type;
+      if (mark == 0 && stack.size() * 2 > stack.capacity()) {
+        const std::span<const node> nodes(stack.data(), stack.size());
+        stack_type fresh{arena_allocator<node>(st.src)};
+        stack.swap(fresh);
+        return nodes;
+      }
+      return st.keep_range(stack, mark);
+    };
+    t.chains = take(st.chains, st.table_marks[0]);
+    t.sets = take(st.sets, st.table_marks[1]);
     t.flowtables = st.keep_range(st.flowtables, st.table_marks[2]);
     t.objects = st.keep_range(st.objects, st.table_marks[3]);
     st.cmd.body = st.src.store_one(t);
