@@ -16,7 +16,8 @@
 /// Size. A 34 MB kube-proxy dump holds a million expressions and half a million statements, so the
 /// nodes are compact: `expr` 24 bytes, `stmt` 28, `rule` 48, `chain` 72. Arrays and text in the nodes
 /// that are most numerous are `node_span` and `text_view` (12 bytes, converting to and from
-/// `std::span` and `std::string_view`); the two operands of a binary node are two consecutive nodes
+/// `std::span` and `std::string_view`), numbers and pointers `unaligned<T>` (so that no alternative
+/// is padded); the two operands of a binary node are two consecutive nodes
 /// (`binop_expr::left()`, `right()`); an IPv6 address and the rare large nodes (`hash_spec`,
 /// `meter_spec`) live out of line in the arena.
 ///
@@ -66,8 +67,7 @@ struct unaligned {
   }
 };
 
-
-/// Text held by a node: a `std::string_view` in 12 bytes (pointer and 32-bit length, packed), so that
+/// Text held by a node: a `std::string_view` in 12 bytes (pointer and 32-bit length, unaligned), so that
 /// nodes that name something stay small. Converts to and from `std::string_view`; compares as one.
 struct text_view {
   unaligned<const char*> ptr_;  // no default member initializers: the type stays trivial;
@@ -105,7 +105,7 @@ struct text_view {
 };
 
 /// An array of nodes in the arena: a `std::span<const T>` in 12 bytes (pointer and 32-bit count,
-/// packed). Iterates and indexes as a span and converts to and from one.
+/// unaligned). Iterates and indexes as a span and converts to and from one.
 template <class T>
 struct node_span {
   unaligned<const T*> ptr_;  // trivial, as text_view; `node_span{}` is empty
