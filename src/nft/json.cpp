@@ -9,7 +9,8 @@
 
 namespace nflens::nft {
 
-// The numbers and pointers of compact nodes (`unaligned<T>`) serialize as their value (found by nlohmann through ADL).
+// The numbers and pointers of compact nodes (`unaligned<T>`) serialize as their value (found by nlohmann
+// through ADL).
 template <class T>
 void to_json(nlohmann::json& j, const unaligned<T>& v) {
   j = v.get();
