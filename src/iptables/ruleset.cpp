@@ -159,8 +159,8 @@ const std::byte* store_arrays(source& arena, std::span<const option> options, st
     const match& x = matches[i];
     const option* first = x.options().data();
     const bool inside = !options.empty() && first >= options.data() && first < options.data() + options.size();
-    const std::span<const option> moved = inside ? std::span<const option>(o + (first - options.data()), x.options().size())
-                                                 : x.options();
+    const std::span<const option> moved =
+        inside ? std::span<const option>(o + (first - options.data()), x.options().size()) : x.options();
     std::construct_at(m + i, x.name(), moved, x.where, x.id, x.implicit);
   }
   std::uninitialized_copy(sources.begin(), sources.end(), a);
