@@ -26,8 +26,8 @@ std::string without_comments(const std::string& text) {
   return out;
 }
 
-std::string save(const netns& ns, bool v6) {
-  const auto r = ns.exec(v6 ? "ip6tables-save" : "iptables-save");
+std::string save(const netns& ns, bool v6, bool counters = false) {
+  const auto r = ns.exec(std::string(v6 ? "ip6tables-save" : "iptables-save") + (counters ? " -c" : ""));
   REQUIRE(r.status == 0);
   return without_comments(r.output);
 }
@@ -42,8 +42,9 @@ int restore(const netns& ns, const std::string& text, bool v6, bool noflush, boo
 
 /// Applies `steps` (the first as a full restore, the others --noflush) in nflens and in a namespace,
 /// comparing the listing after each step; `fails[i]` says that step must be refused by both.
+// `counters`: restore with --counters; `listed_counters`: also compare the rule counters (`iptables-save -c`).
 void check_sequence(const std::vector<std::string>& steps, bool v6, const std::vector<bool>& fails = {},
-                    bool counters = false) {
+                    bool counters = false, bool listed_counters = false) {
   netns ns;
   ipt::ruleset state;
   state.applied = true;
@@ -64,6 +65,7 @@ void check_sequence(const std::vector<std::string>& steps, bool v6, const std::v
     CHECK((nflens::error_count(ds) != 0) == must_fail);
     const std::string kernel = save(ns, v6);
     CHECK(ipt::print(state) == kernel);
+    if (listed_counters) CHECK(ipt::print(state, {.counters = true}) == save(ns, v6, true));
     // the listing reads back to itself
     auto again = ipt::load("kernel.rules", kernel, po);
     INFO(nflens::render(again.diagnostics));
@@ -139,6 +141,15 @@ TEST_SUITE("kernel") {
             "*filter\n-E c2 e2\n-E c4 e4\n-X c2\nCOMMIT\n",  // a deleted chain is not renamed
         },
         false, {false, false, true, true, true, false, true, false});
+  }
+
+  TEST_CASE("iptables kernel: -I of address lists puts the last pair first; -Z zeroes rule counters") {
+    check_sequence({"*filter\n:INPUT ACCEPT [5:5]\n:X - [0:0]\n[3:3] -A INPUT -j ACCEPT\n[4:4] -A INPUT -j DROP\n"
+                    "[6:6] -A X -j ACCEPT\nCOMMIT\n",
+                    "*filter\n-I X 1 -s 7.7.7.7,8.8.8.8 -d 1.1.1.1,2.2.2.2 -j DROP\nCOMMIT\n",
+                    "*filter\n-I X 6 -s 9.9.9.9,10.10.10.10 -j RETURN\nCOMMIT\n", "*filter\n-Z INPUT 2\nCOMMIT\n",
+                    "*filter\n-Z INPUT\nCOMMIT\n", "*filter\n-Z\nCOMMIT\n"},
+                   false, {}, true, true);
   }
 
   TEST_CASE("iptables kernel: --counters keeps the policy counters of built-in chains only") {

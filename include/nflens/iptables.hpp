@@ -703,7 +703,9 @@ struct apply_options {
 
 /// What the printer writes.
 struct print_options {
-  bool counters = false;  ///< rule counters as `[packets:bytes]` prefixes (`iptables-save -c`)
+  /// Rule counters as `[packets:bytes]` prefixes, as `iptables-save -c` prints them: on every rule of an
+  /// applied ruleset (`[0:0]` for a rule without), on the commands of a parsed one that were given some.
+  bool counters = false;
 };
 
 /// Writes a ruleset in `iptables-save` form: for an applied ruleset exactly what iptables-save 1.8.9

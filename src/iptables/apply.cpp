@@ -349,6 +349,14 @@ class applier {
         }
   }
 
+  // A rule's counters set to zero (a rule without counters has none to zero).
+  static void zero_rule(rule& x) {
+    if (x.counters() == nullptr || (x.counters()->packets == 0 && x.counters()->bytes == 0)) return;
+    rule_extras e = *x.extras();
+    e.counters = {};
+    x = rule_builder::with_extras(x, const_cast<source&>(*x.file), e);
+  }
+
   work_chain* chain_for(work_table& w, const rule& r) {
     work_chain* c = w.find(r.chain(), &w.last_rule_chain);
     if (c == nullptr || c->deleted) {
@@ -704,7 +712,9 @@ class applier {
         auto added = expand(r);
         w.exists = true;
         for (const auto& one : added) w.reference(one, +1);
-        c->rules.insert(c->rules.begin() + static_cast<std::ptrdiff_t>(at), added.begin(), added.end());
+        // iptables inserts the rule of each address pair at the position in turn: the last pair first
+        // (checked with iptables-restore 1.8.9 in a network namespace)
+        c->rules.insert(c->rules.begin() + static_cast<std::ptrdiff_t>(at), added.rbegin(), added.rend());
         return;
       }
       case command_kind::replace: {
@@ -784,9 +794,14 @@ class applier {
         return;
       }
       case command_kind::zero: {
+        // `-Z` zeroes every chain, `-Z CHAIN` its policy counters and all its rules', `-Z CHAIN n` rule n's
+        // (checked with iptables-restore 1.8.9 --counters in a network namespace)
+        auto zero_chain = [](work_chain& c) {
+          if (c.decl.has_counters) c.decl.counters = counters{};
+          for (auto& x : c.rules) zero_rule(x);
+        };
         if (r.chain().empty()) {
-          for (auto& c : w.chains)
-            if (c.decl.has_counters) c.decl.counters = counters{};
+          for (auto& c : w.chains) zero_chain(c);
           return;
         }
         work_chain* c = chain_for(w, r);
@@ -796,7 +811,10 @@ class applier {
                 fmt::format("rule {} does not exist in chain `{}`", r.position(), r.chain()));
           return;
         }
-        if (r.position() == 0 && c->decl.has_counters) c->decl.counters = counters{};
+        if (r.position() == 0)
+          zero_chain(*c);
+        else
+          zero_rule(c->rules[r.position() - 1]);
         return;
       }
       case command_kind::new_chain: {

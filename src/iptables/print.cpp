@@ -757,9 +757,14 @@ void save_spec(out_t& out, const rule& s, ip_family family) {
   save_target(out, s.target(), family);
 }
 
-void print_rule(out_t& out, const rule& r, ip_family family, const print_options& options) {
-  if (options.counters && r.has_spec() && r.counters() != nullptr)
-    putf(out, "[{}:{}] ", r.counters()->packets, r.counters()->bytes);
+void print_rule(out_t& out, const rule& r, ip_family family, const print_options& options,
+                bool listed = false) {
+  // `iptables-save -c` gives every rule of the state its counters, [0:0] for a rule that has none
+  // (`listed`); a command of restore input has them only where they were written
+  if (options.counters && r.has_spec() && (listed || r.counters() != nullptr)) {
+    const struct counters k = r.counters() != nullptr ? *r.counters() : counters{};
+    putf(out, "[{}:{}] ", k.packets, k.bytes);
+  }
   if (r.only == family_filter::ipv4) out += "-4 ";
   if (r.only == family_filter::ipv6) out += "-6 ";
   out.append(command_option(r.command));
@@ -821,7 +826,7 @@ std::string print(const ruleset& rs, const print_options& options) {
     if (t.applied) {
       for (const auto& c : t.chains) print_chain_declaration(out, c, true);
       for (const auto& r : t.rules) {
-        print_rule(out, r, rs.family, options);
+        print_rule(out, r, rs.family, options, true);
         out += '\n';
       }
     } else {
