@@ -178,6 +178,36 @@ TEST_SUITE("unit") {
     CHECK(and_->left()->get<meta_expr>()->key == meta_key::mark);
     CHECK(and_->right()->get<integer_expr>()->value == 0x4000);
 
+    // nft's precedence, tightest first: shifts, &, ^, |; each left-associative.
+    one_rule p("meta mark set meta mark | 1 ^ 2 & 3 << 4 & 5 | 6");
+    REQUIRE(p.r != nullptr);
+    const auto value_of = [](const expr* e) { return std::uint64_t{e->get<integer_expr>()->value}; };
+    const auto* outer = p.at(0).get<mangle_stmt>()->value->get<binop_expr>();  // (mark | (1 ^ ...)) | 6
+    REQUIRE(outer != nullptr);
+    CHECK(outer->op == binop::or_);
+    CHECK(value_of(outer->right()) == 6);
+    const auto* inner_or = outer->left()->get<binop_expr>();
+    REQUIRE(inner_or != nullptr);
+    CHECK(inner_or->op == binop::or_);
+    CHECK(inner_or->left()->get<meta_expr>()->key == meta_key::mark);
+    const auto* xor_ = inner_or->right()->get<binop_expr>();  // 1 ^ ((2 & (3 << 4)) & 5)
+    REQUIRE(xor_ != nullptr);
+    CHECK(xor_->op == binop::xor_);
+    CHECK(value_of(xor_->left()) == 1);
+    const auto* and_outer = xor_->right()->get<binop_expr>();
+    REQUIRE(and_outer != nullptr);
+    CHECK(and_outer->op == binop::and_);
+    CHECK(value_of(and_outer->right()) == 5);
+    const auto* and_inner = and_outer->left()->get<binop_expr>();
+    REQUIRE(and_inner != nullptr);
+    CHECK(and_inner->op == binop::and_);
+    CHECK(value_of(and_inner->left()) == 2);
+    const auto* shift = and_inner->right()->get<binop_expr>();
+    REQUIRE(shift != nullptr);
+    CHECK(shift->op == binop::lshift);
+    CHECK(value_of(shift->left()) == 3);
+    CHECK(value_of(shift->right()) == 4);
+
     one_rule oct("meta mark 010");  // nft's scanner reads a leading 0 as octal
     REQUIRE(oct.r != nullptr);
     CHECK(oct.at(0).get<match_stmt>()->right->get<integer_expr>()->value == 8);

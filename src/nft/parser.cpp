@@ -1466,29 +1466,32 @@ struct binop_chain_action {
     const mark& m = st.top_mark();
     const std::size_t n_ops = st.binops.size() - m.binops;
     if (n_ops == 0) return;
-    std::vector<expr> operands(st.exprs.end() - static_cast<std::ptrdiff_t>(n_ops + 1), st.exprs.end());
-    const std::vector<binop> ops(st.binops.end() - static_cast<std::ptrdiff_t>(n_ops), st.binops.end());
-    st.exprs.resize(st.exprs.size() - (n_ops + 1));
-    st.binops.resize(m.binops);
-    std::vector<expr> out;
-    std::vector<binop> pending;
+    // In place: the operand and operator stacks double as the output and pending stacks. Both are
+    // written at or below where they are read (after i steps the output holds at most i + 1
+    // operands and the pending stack at most i operators), so a chain of a million operators needs
+    // no copies beyond the tree it builds.
+    const std::size_t base = st.exprs.size() - (n_ops + 1);
+    expr* const items = st.exprs.data() + base;
+    binop* const ops = st.binops.data() + m.binops;
+    std::size_t out = 1;
+    std::size_t pending = 0;
     const auto reduce = [&] {
-      const expr right = out.back();
-      out.pop_back();
-      const expr left = out.back();
-      out.pop_back();
+      const expr& left = items[out - 2];
+      const expr& right = items[out - 1];
       const span s{left.where.offset, right.where.offset + right.where.length - left.where.offset};
-      out.push_back(expr{s, binop_expr{pending.back(), store_pair(st.src, left, right)}});
-      pending.pop_back();
+      items[out - 2] = expr{s, binop_expr{ops[pending - 1], store_pair(st.src, left, right)}};
+      --out;
+      --pending;
     };
-    out.push_back(operands[0]);
     for (std::size_t i = 0; i < n_ops; ++i) {
-      while (!pending.empty() && precedence(pending.back()) >= precedence(ops[i])) reduce();
-      pending.push_back(ops[i]);
-      out.push_back(operands[i + 1]);
+      const binop op = ops[i];
+      while (pending > 0 && precedence(ops[pending - 1]) >= precedence(op)) reduce();
+      ops[pending++] = op;
+      items[out++] = items[i + 1];
     }
-    while (!pending.empty()) reduce();
-    st.exprs.push_back(out.back());
+    while (pending > 0) reduce();
+    st.exprs.resize(base + 1);
+    st.binops.resize(m.binops);
   }
 };
 template <>
