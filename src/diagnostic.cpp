@@ -46,6 +46,7 @@ std::string_view code_name(error_code code) noexcept {
     case error_code::io_error: return "io-error";
     case error_code::internal_error: return "internal-error";
     case error_code::too_many_warnings: return "too-many-warnings";
+    case error_code::tree_too_large: return "tree-too-large";
   }
   return "unknown";
 }

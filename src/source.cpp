@@ -94,6 +94,8 @@ span source::span_of(std::string_view part) const noexcept {
 }
 
 void* source::allocate(std::size_t bytes, std::size_t alignment) {
+  if (arena_limit_ != 0 && (arena_bytes_ > arena_limit_ || bytes > arena_limit_ - arena_bytes_))
+    throw arena_exhausted();
   arena_bytes_ += bytes;
   return arena_.allocate(bytes, alignment);
 }

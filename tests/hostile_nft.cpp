@@ -8,6 +8,7 @@
 #include "pathological.hpp"
 
 #include <nflens/nft.hpp>
+#include <nflens/nft_json.hpp>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -229,6 +230,38 @@ TEST_SUITE("unit") {
     const auto r = parse(text, opt);
     REQUIRE_FALSE(r.ok());
     CHECK(first_error(r.diagnostics)->code == error_code::input_too_large);
+  }
+
+  TEST_CASE("hostile nft: a syntax tree past limits::max_tree_bytes stops the parse at the rule it reached") {
+    const std::string text = gen::wide_rules(dialect::nft, 2'000'000);
+    const auto full = parse(text);
+    REQUIRE(full.ok());
+    const std::size_t needed = full.value.sources.front()->arena_bytes();
+    CHECK(needed > text.size());
+    nft::parse_options opt;
+    opt.limits.max_tree_bytes = needed / 2;
+    const auto half = parse(text, opt);
+    test::check_stopped_midway(half.diagnostics, text);
+    CHECK(half.value.sources.front()->arena_bytes() <= needed / 2);
+    opt.limits.max_tree_bytes = needed;  // exactly enough
+    CHECK(parse(text, opt).ok());
+  }
+
+  TEST_CASE("hostile nft: JSON past limits::max_tree_bytes stops at the item it reached") {
+    const auto listing = parse(gen::wide_rules(dialect::nft, 2'000'000));
+    REQUIRE(listing.ok());
+    const auto written = nft::write_json(listing.value);
+    REQUIRE(written.ok());
+    const std::string& text = written.value;
+    const auto full = nft::parse_json("hostile.json", text);
+    REQUIRE(full.ok());
+    const std::size_t needed = full.value.sources.front()->arena_bytes();
+    nft::json_parse_options opt;
+    opt.limits.max_tree_bytes = needed / 2;
+    const auto half = nft::parse_json("hostile.json", text, opt);
+    test::check_stopped_midway(half.diagnostics, text);
+    opt.limits.max_tree_bytes = needed;
+    CHECK(nft::parse_json("hostile.json", text, opt).ok());
   }
 
   TEST_CASE("hostile nft: includes that multiply (a file including itself twice) stop at the caps") {

@@ -40,4 +40,21 @@ inline const diagnostic* first_error(const std::vector<diagnostic>& ds) {
   return nullptr;
 }
 
+/// A parse stopped by `limits::max_tree_bytes` half way through `text`: exactly one error,
+/// `tree_too_large`, that names the limit and is located at the item where the tree reached it, in the
+/// middle half of the input (not at its start, where a location-less error would point, nor its end).
+inline void check_stopped_midway(const std::vector<diagnostic>& ds, std::string_view text) {
+  check_located(ds, text);
+  std::size_t errors = 0;
+  for (const auto& d : ds) {
+    if (d.level != severity::error) continue;
+    ++errors;
+    CHECK(d.code == error_code::tree_too_large);
+    CHECK(d.message.find("max_tree_bytes") != std::string::npos);
+    CHECK(d.where.offset > text.size() / 4);
+    CHECK(d.where.offset < text.size() / 4 * 3);
+  }
+  CHECK(errors == 1);
+}
+
 }  // namespace nflens::test

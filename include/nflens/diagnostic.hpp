@@ -62,6 +62,7 @@ enum class error_code : std::uint16_t {
   io_error = 403,           ///< a file could not be read
   internal_error = 404,     ///< a bug in nflens, reported instead of crashing
   too_many_warnings = 405,  ///< `limits::max_warnings` reached; says how many more were not kept (warning)
+  tree_too_large = 406,     ///< the syntax tree outgrew `limits::max_tree_bytes`; the parse stopped there
 };
 
 /// The stable, short name of a code, for example `"syntax"` or `"invalid-address"`.

@@ -15,6 +15,7 @@
 #include <memory>
 #include <memory_resource>
 #include <mutex>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,7 +70,11 @@ class source : public std::enable_shared_from_this<source> {
   [[nodiscard]] span span_of(std::string_view part) const noexcept;
 
   /// Arena allocation for parsers: storage that lives as long as the source. Never freed piecemeal.
+  /// Throws `arena_exhausted` when the arena would pass its limit (`limit_arena`).
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment);
+  /// Caps the bytes the arena may hand out in all (`limits::max_tree_bytes`; 0: no cap). The parse
+  /// functions set it before they parse; the cap applies to allocations made after it is set.
+  void limit_arena(std::size_t max_bytes) noexcept { arena_limit_ = max_bytes; }
   /// Copies `items` into the arena. Only for trivially destructible node types (no destructor runs).
   template <class T>
   [[nodiscard]] std::span<const T> store(std::span<const T> items) {
@@ -99,12 +104,22 @@ class source : public std::enable_shared_from_this<source> {
   mutable std::once_flag lines_built_;
   std::pmr::monotonic_buffer_resource arena_;
   std::size_t arena_bytes_ = 0;
+  std::size_t arena_limit_ = 0;
+};
+
+/// Thrown by `source::allocate` when a parse's syntax tree would outgrow `limits::max_tree_bytes`. The
+/// parse functions catch it and report `error_code::tree_too_large` at the item being parsed; it never
+/// leaves them. A `std::bad_alloc`, so code that handles running out of memory handles this too.
+class arena_exhausted : public std::bad_alloc {
+ public:
+  [[nodiscard]] const char* what() const noexcept override { return "nflens: syntax tree memory limit reached"; }
 };
 
 /// Shared, read-only ownership of a source. Rulesets keep the sources their nodes point into alive.
 using source_ptr = std::shared_ptr<const source>;
 
-/// Limits that bound the work and memory any input can cause (see the hardening notes in README.md).
+/// Limits that bound the work and memory any input can cause (README.md, "Limits"). Every parse function
+/// takes them in its options.
 struct limits {
   std::size_t max_input_bytes = std::size_t{1} << 30;  ///< larger inputs are refused with `input_too_large`
   std::uint32_t max_errors = 50;                       ///< diagnostics of severity error kept per parse
@@ -112,6 +127,13 @@ struct limits {
   /// Diagnostics of severity warning kept per parse (0: no cap); the rest are counted in one
   /// `too_many_warnings` warning. A million unmodelled statements must not make a million diagnostics.
   std::uint32_t max_warnings = 1000;
+  /// Bytes the syntax tree of one source text may take (its arena: nodes and decoded strings), so that
+  /// memory stays bounded on any input, whatever its density: a parse that needs more stops at the item
+  /// it is in with `tree_too_large`. 0: no cap. The tree of the densest nft text, set elements of two
+  /// bytes (`1,`), is 32 times the input (a 1 GiB input would need 32 GiB); a kube-proxy dump's is about
+  /// 2 times (69 MB for 10,000 Services in nft). The default, 2 GiB, is 30 times that dump's. An included
+  /// nft file is a source of its own, with its own cap.
+  std::size_t max_tree_bytes = std::size_t{2} << 30;
 };
 
 }  // namespace nflens

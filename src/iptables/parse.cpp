@@ -166,6 +166,9 @@ class parser {
     if (sink_.full()) throw stop_parsing{};
   }
 
+  /// Offset of the line being parsed (where an error about the line as a whole is reported).
+  [[nodiscard]] std::uint32_t line_begin() const noexcept { return line_begin_; }
+
   void start_line(const char* at) {
     ++line_number_;
     kind_ = line_kind::none;
@@ -1661,6 +1664,7 @@ result<ruleset> parse(std::string name, std::string text, const parse_options& o
     return res;
   }
   auto src = std::make_shared<source>(std::move(name), std::move(text));
+  src->limit_arena(options.limits.max_tree_bytes);
   diagnostic_sink sink(src, options.limits);
   ruleset& out = res.value;
   out.sources.push_back(src);
@@ -1684,6 +1688,13 @@ result<ruleset> parse(std::string name, std::string text, const parse_options& o
     p.end_of_input();
   } catch (const stop_parsing&) {
     // the error cap was reached; the sink says so
+  } catch (const arena_exhausted&) {
+    const std::string_view rest = t.substr(p.line_begin());
+    const std::size_t line = std::min(rest.find('\n'), rest.size());
+    sink.error(error_code::tree_too_large, {p.line_begin(), static_cast<std::uint32_t>(std::min<std::size_t>(line, 200))},
+               fmt::format("the syntax tree outgrew the limit of {} bytes (limits::max_tree_bytes) in this line; "
+                           "the rest of the input was not read",
+                           options.limits.max_tree_bytes));
   } catch (const std::exception& e) {
     sink.error(error_code::internal_error, {}, fmt::format("internal error while parsing: {}", e.what()));
   }

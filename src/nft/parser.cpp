@@ -4168,6 +4168,16 @@ syntax_error diagnose(Input& in, state& st) {
                       std::move(message)};
 }
 
+/// The error of a parse whose syntax tree outgrew `limits::max_tree_bytes`, at the item that starts at
+/// `at`.
+syntax_error tree_too_large(const state& st, const char* at, const char* end) {
+  const auto length = static_cast<std::uint32_t>(std::max<std::size_t>(g::word_length(at, end), 1));
+  return {st.offset(at), length, error_code::tree_too_large,
+          fmt::format("the syntax tree outgrew the limit of {} bytes (limits::max_tree_bytes) in this item; the "
+                      "rest of the input was not read",
+                      st.options.limits.max_tree_bytes)};
+}
+
 void report(state& st, const syntax_error& e) {
   // At least one byte is marked, but never past the end of the text: at the end of the input the span
   // is empty.
@@ -4200,6 +4210,11 @@ bool g::recoverable<Item>::match(Input& in, States&... sts) {
     if (Control<Item>::template match<A, M, Action, Control>(in, st)) return true;
   } catch (syntax_error& e) {
     error = std::move(e);
+  } catch (const arena_exhausted&) {
+    // No recovery from this: the error is located at the item being parsed, and the parse stops.
+    in.iterator() = begin;
+    report(st, tree_too_large(st, begin, in.end()));
+    throw stop_parsing{};
   }
   st.rewind(saved);
   st.marks.resize(saved_marks);
@@ -4232,6 +4247,7 @@ bool parse_source(source& src, const parse_options& options, diagnostic_sink& si
                     "CRLF line end: nft refuses the carriage return (\"unexpected junk\"); convert the file to LF "
                     "line ends (reported once, at the first)"))
       return true;  // the error cap is reached: stopped
+  src.limit_arena(options.limits.max_tree_bytes);
   state st(src, options, sink, sources);
   st.include_depth = include_depth;
   st.variables = std::move(variables);
@@ -4246,6 +4262,12 @@ bool parse_source(source& src, const parse_options& options, diagnostic_sink& si
   try {
     (void)pegtl::parse<g::input, action, control>(in, st);
   } catch (stop_parsing&) {
+    stopped = true;
+  } catch (const arena_exhausted&) {  // outside any item: at the place the parse had reached
+    try {
+      report(st, tree_too_large(st, in.current(), in.end()));
+    } catch (stop_parsing&) {
+    }
     stopped = true;
   } catch (syntax_error& e) {
     // Only a nesting error at the very top can get here; report it like any other.

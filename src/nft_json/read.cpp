@@ -19,6 +19,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -173,6 +174,8 @@ class reader {
       : src_(src), top_(top), d_(&top), sink_(sink), max_depth_(max_depth) {}
 
   void document(script& out);
+  /// Where the item being read (the last one materialised) starts.
+  [[nodiscard]] span item_at() const noexcept { return {item_at_.offset, item_at_.length == 0 ? 0U : 1U}; }
 
  private:
   // --- reporting
@@ -355,6 +358,7 @@ class reader {
   /// An item, parsed when it was deferred; `d_` then points to where its nodes live. Throws
   /// `syntax_failure` after a syntax error was reported.
   const jnode& materialise(const jnode& item) {
+    item_at_ = item.where;
     d_ = &top_;
     if (item.kind != jkind::deferred) return item;
     if (!item_.parse_value(src_, sink_, max_depth_, item.where, 2)) throw syntax_failure{};
@@ -368,6 +372,7 @@ class reader {
   source& src_;
   const jdoc& top_;  ///< the document, each item's value deferred (jdoc::parse)
   jdoc item_;        ///< the value of the item being read
+  span item_at_{};   ///< that item's text
   const jdoc* d_;    ///< where the nodes being read live: `top_` or `item_`
   diagnostic_sink& sink_;
   std::uint32_t max_depth_;
@@ -2111,12 +2116,19 @@ result<script> parse_json(std::string name, std::string text, const json_parse_o
     r.diagnostics = sink.take();
     return r;
   }
+  src->limit_arena(o.limits.max_tree_bytes);
+  json_detail::jdoc doc;
+  std::optional<reader> rd;
   try {
-    json_detail::jdoc doc;
     if (doc.parse(*src, sink, o.limits.max_depth, true)) {
-      reader rd(*src, doc, sink, o.limits.max_depth);
-      rd.document(r.value);
+      rd.emplace(*src, doc, sink, o.limits.max_depth);
+      rd->document(r.value);
     }
+  } catch (const arena_exhausted&) {
+    sink.error(error_code::tree_too_large, rd ? rd->item_at() : span{},
+               fmt::format("the syntax tree outgrew the limit of {} bytes (limits::max_tree_bytes) in this item; the "
+                           "rest of the input was not read",
+                           o.limits.max_tree_bytes));
   } catch (const std::bad_alloc&) {
     sink.error(error_code::internal_error, span{}, "out of memory while reading the JSON input");
   }
