@@ -305,6 +305,27 @@ TEST_CASE("bad JSON gets located errors") {
     CHECK(r.diagnostics[0].message == "unknown statement 'bogus'");
     CHECK(r.diagnostics[0].file->text(r.diagnostics[0].where) == R"({"bogus": null})");
   }
+  SUBCASE("a number of 2^64 or more") {
+    // found by a new user: 18446744073709559696 read as 0 (the overflow of from_chars went unchecked)
+    for (const char* n : {"18446744073709551616", "18446744073709559696", "99999999999999999999999"}) {
+      CAPTURE(n);
+      auto r = nft::parse_json(
+          "n.json", one_rule_doc("ip", fmt::format(R"([{{"match": {{"op": "==", "left": {{"meta": {{"key": "mark"}}}}, )"
+                                                   R"("right": {}}}}}, {{"dnat": {{"addr": "1.2.3.4", "port": {}}}}}])",
+                                                   1, n)));
+      REQUIRE_FALSE(r.ok());
+      REQUIRE(r.diagnostics.size() == 1);
+      CHECK(r.diagnostics[0].code == nflens::error_code::number_out_of_range);
+      CHECK(r.diagnostics[0].file->text(r.diagnostics[0].where) == n);
+      CHECK(r.diagnostics[0].message == fmt::format("number {} does not fit 64 bits", n));
+    }
+    // the largest 64-bit number is read as itself (and then refused as a port by its range)
+    auto r = nft::parse_json("n.json", one_rule_doc("ip", R"([{"match": {"op": "==", "left": {"meta": {"key": "mark"}}, )"
+                                                          R"("right": 18446744073709551615}}])"));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.diagnostics[0].code == nflens::error_code::number_out_of_range);
+    CHECK(r.diagnostics[0].message.find("18446744073709551615") != std::string::npos);
+  }
   SUBCASE("missing member") {
     auto r = nft::parse_json("m.json", R"({"nftables": [{"add": {"chain": {"family": "ip", "name": "c"}}}]})");
     REQUIRE_FALSE(r.ok());

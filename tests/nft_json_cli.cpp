@@ -8,6 +8,7 @@
 #include <nflens/nft_json.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "kernel_support.hpp"
@@ -105,6 +106,34 @@ TEST_SUITE("unit") {
     r = run_command(nflens_cmd() + " parse --print - 2>&1", &fragment);
     CHECK(r.status == 1);
     CHECK(r.output.find("error[chain-not-found]") != std::string::npos);
+  }
+
+  TEST_CASE("nflens convert: input nft -f would refuse is refused, with nothing written") {
+    // found by a new user: convert wrote JSON for input every other verb refuses
+    const std::string inputs[] = {
+        "add rule ip t c accept\n",                                                       // no such table
+        "table ip t {\n\tchain c {\n\t\tjump nowhere\n\t}\n}\n",                        // no such chain
+        "table ip t {\n\tchain c {\n\t\tip saddr @nos accept\n\t}\n}\n",                // no such set
+        "table ip t {\n\tchain c {\n\t}\n}\ncreate chain ip t c\n",                      // exists
+        "table ip t {\n\tchain c {\n\t}\n}\ndelete chain ip t d\n",                      // does not exist
+    };
+    const char* codes[] = {"object-not-found", "chain-not-found", "object-not-found", "chain-exists",
+                           "chain-not-found"};
+    for (std::size_t i = 0; i < std::size(inputs); ++i) {
+      CAPTURE(inputs[i]);
+      for (const char* to : {"nft-json", "nft"}) {
+        const auto out = run_command(nflens_cmd() + " convert --to " + to + " - 2>/dev/null", &inputs[i]);
+        CHECK(out.status == 1);
+        CHECK(out.output.empty());
+      }
+      const auto err = run_command(nflens_cmd() + " convert --to nft-json - 2>&1", &inputs[i]);
+      CHECK(err.output.find(fmt::format("error[{}]", codes[i])) != std::string::npos);
+    }
+    // what loads still converts
+    const std::string fine = "table ip t {\n\tchain c {\n\t\tjump d\n\t}\n\tchain d {\n\t}\n}\n";
+    const auto ok = run_command(nflens_cmd() + " convert --to nft-json - 2>&1", &fine);
+    CHECK(ok.status == 0);
+    CHECK(ok.output.find(R"({"jump": {"target": "d"}})") != std::string::npos);
   }
 
   TEST_CASE("nflens convert --to nft --nft-version 1.0.6: priorities nft 1.0.6 reads") {

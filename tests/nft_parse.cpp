@@ -4,6 +4,7 @@
 #include <nflens/nft.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 #include <vector>
@@ -776,6 +777,33 @@ TEST_SUITE("unit") {
     CHECK(sizeof(stmt) <= 40);
     CHECK(sizeof(element) <= 40);
     CHECK(sizeof(rule) <= 56);
+  }
+
+  TEST_CASE("nft parse: a number of 2^64 or more is out of range for every type of at most 64 bits") {
+    // found by a new user: nft's scanner makes such a number a word, and nflens took the word; nft 1.0.6
+    // refuses each ("Service out of range", "Value ... exceeds valid range", "Could not resolve hostname",
+    // "value too large")
+    const std::pair<const char*, const char*> cases[] = {
+        {"tcp dport 99999999999999999999999 accept", "inet_service"},
+        {"meta mark 18446744073709551616", "mark"},
+        {"meta mark 0x1ffffffffffffffffff", "mark"},
+        {"ip saddr 99999999999999999999", "ipv4_addr"},
+        {"ct expiration 99999999999999999999", "time"},
+    };
+    for (const auto& [rule, type] : cases) {
+      CAPTURE(rule);
+      const std::string text = fmt::format("table ip t {{\n\tchain c {{\n\t\t{}\n\t}}\n}}\n", rule);
+      const auto r = nft::parse("n.nft", text);
+      REQUIRE(r.diagnostics.size() == 1);
+      const auto& d = r.diagnostics[0];
+      CHECK(d.code == error_code::number_out_of_range);
+      CHECK(d.message.find(fmt::format("out of range for {} (it does not fit 64 bits)", type)) != std::string::npos);
+      CHECK(d.file->locate(d.where).line == 3);
+      CHECK(d.file->text(d.where).find_first_not_of("0123456789abcdefx") == std::string_view::npos);
+    }
+    // a raw payload of 128 bits takes a hex number of more than 64 bits, as nft does
+    const auto wide = nft::parse("w.nft", "table ip t {\n\tchain c {\n\t\t@th,0,128 0x1ffffffffffffffffff\n\t}\n}\n");
+    CHECK(wide.ok());
   }
 
   TEST_CASE("nft parse: chain priorities span the signed 32-bit range, also from a define") {

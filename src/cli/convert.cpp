@@ -7,8 +7,9 @@
 // (1.1) prints once the input is loaded into an empty ruleset (`nft -j -f` of JSON commands, `nft -f`
 // of a script). Whatever cannot be expressed in the target is reported on stderr as a
 // `not-translatable` warning naming the rule (for `--to nft`, a name or string from JSON that nft text
-// cannot hold is an error); nothing is dropped silently. Exit 0 when the input had no
-// errors, 1 when it had (nothing is written then), 2 for usage errors. The library calls behind it
+// cannot hold is an error); nothing is dropped silently. The input must load into an empty ruleset as
+// `nft -f` would load it (the checks of `nft::to_ruleset`). Exit 0 when the input had no errors, 1 when
+// it had (nothing is written then), 2 for usage errors. The library calls behind it
 // (`nft::parse_json`, `nft::write_json`; `nft::write_text` for `--to nft`) give the same text.
 #include "commands.hpp"
 #include "common.hpp"
@@ -57,6 +58,13 @@ int run_convert(const convert_args& a) {
     auto parsed = nft::parse_json(in->name, std::move(in->text));
     ds = std::move(parsed.diagnostics);
     s = std::move(parsed.value);
+  }
+  if (error_count(ds) == 0) {
+    // As every verb: what `nft -f` of the input into an empty ruleset refuses (a missing table, a jump
+    // to a chain or a lookup of a set that does not exist, `create` of what exists, deleting what does
+    // not) is an error here too; nft would not list the result, so nothing is written.
+    const auto applied = nft::to_ruleset(s);
+    ds.insert(ds.end(), applied.diagnostics.begin(), applied.diagnostics.end());
   }
   if (error_count(ds) != 0) {
     print_diagnostics(ds);

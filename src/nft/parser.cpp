@@ -1741,6 +1741,15 @@ void check_constant(const state& st, type_info want, const expr& e) {
                                      lo->value, hi->value)};
   } else if (const auto* sym = e.get<symbol_expr>()) {
     check_string(want, sym->name, e.where);
+    // A number too large for nft's scanner (2^64 or more) reaches the evaluation as a word, and no type
+    // of at most 64 bits takes a word of digits ("Service out of range", "Could not resolve hostname").
+    const std::string_view w = sym->name;
+    const bool hex = w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X');
+    const bool number = !w.empty() && (hex ? w.find_first_not_of("0123456789abcdefABCDEF", 2)
+                                           : w.find_first_not_of("0123456789")) == std::string_view::npos;
+    if (number && want.bits != 0 && want.bits <= 64 && want.type != datatype::string && want.type != datatype::ifname)
+      throw syntax_error{e.where.offset, e.where.length, error_code::number_out_of_range,
+                         fmt::format("value {} is out of range for {} (it does not fit 64 bits)", w, name(want.type))};
     if (closed_symbols(want.type) && !types::symbol_value(sym->name, want.type))
       throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
                          fmt::format("`{}` is not a {} value (nft: \"Could not parse {}\")", sym->name,

@@ -52,7 +52,8 @@ std::optional<std::uint64_t> jdoc::unsigned_value(const jnode& n) const noexcept
   if (n.kind != jkind::number || !n.integral || n.negative) return std::nullopt;
   const auto t = text(n);
   std::uint64_t v = 0;
-  if (std::from_chars(t.data(), t.data() + t.size(), v).ptr != t.data() + t.size()) return std::nullopt;
+  const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (r.ec != std::errc{} || r.ptr != t.data() + t.size()) return std::nullopt;  // 2^64 and more too
   return v;
 }
 
@@ -60,7 +61,8 @@ std::optional<std::int64_t> jdoc::signed_value(const jnode& n) const noexcept {
   if (n.kind != jkind::number || !n.integral) return std::nullopt;
   const auto t = text(n);
   std::int64_t v = 0;
-  if (std::from_chars(t.data(), t.data() + t.size(), v).ptr != t.data() + t.size()) return std::nullopt;
+  const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (r.ec != std::errc{} || r.ptr != t.data() + t.size()) return std::nullopt;
   return v;
 }
 

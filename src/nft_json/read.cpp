@@ -221,10 +221,17 @@ class reader {
     const jnode* v = opt(obj, key);
     return v != nullptr ? string_of(*v, key) : std::string_view{};
   }
+  /// Fails with the error for a number `unsigned_value` does not take: negative, fractional, or 2^64
+  /// and more.
+  [[noreturn]] void not_unsigned(const jnode& n, std::string_view what) {
+    if (n.kind == jkind::number && n.integral && !n.negative)
+      fail(n, error_code::number_out_of_range, fmt::format("{} {} does not fit 64 bits", what, text(n)));
+    fail(n, error_code::invalid_number, fmt::format("expected {} (a whole number that is not negative), saw {}", what,
+                                                    n.kind == jkind::number ? text(n) : kind_name(n.kind)));
+  }
   std::uint64_t number_of(const jnode& n, std::string_view what, std::uint64_t max = UINT64_MAX) {
     const auto v = d_->unsigned_value(n);
-    if (!v)
-      fail(n, error_code::invalid_number, fmt::format("expected {} (a whole number), saw {}", what, kind_name(n.kind)));
+    if (!v) not_unsigned(n, what);
     if (*v > max) fail(n, error_code::number_out_of_range, fmt::format("{} {} is larger than {}", what, *v, max));
     return *v;
   }
@@ -428,7 +435,7 @@ const expr* reader::expr_of(const jnode& n, const hint& h) {
   switch (n.kind) {
     case jkind::number: {
       const auto v = d_->unsigned_value(n);
-      if (!v) fail(n, error_code::invalid_number, "expected a whole number that is not negative");
+      if (!v) not_unsigned(n, "number");
       if (h.one().kind == value_kind::time) {
         if (*v > UINT64_MAX / 1000)
           fail(n, error_code::number_out_of_range, fmt::format("{} seconds is too long a time", *v));

@@ -535,8 +535,9 @@ class writer {
         w.remove_prefix(2);
         base = 16;
       }
-      if (w.empty() || std::from_chars(w.data(), w.data() + w.size(), v, base).ptr != w.data() + w.size())
-        return std::nullopt;
+      if (w.empty()) return std::nullopt;
+      const auto r = std::from_chars(w.data(), w.data() + w.size(), v, base);
+      if (r.ec != std::errc{} || r.ptr != w.data() + w.size()) return std::nullopt;
       return v;
     };
     std::uint64_t id = 0, sport = 0, dport = 0, tos = 0, ttl = 0;
