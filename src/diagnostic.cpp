@@ -163,6 +163,11 @@ parse_error::parse_error(std::vector<diagnostic> ds) : std::runtime_error(render
 bool diagnostic_sink::report(severity level, error_code code, span where, std::string message) {
   last_kept_ = false;
   if (full_) return false;
+  // The same error at the same place says nothing new (two blocks left open at the end of the input
+  // both expect their '}' there): kept once.
+  if (level == severity::error && !list_.empty() && list_.back().level == level && list_.back().code == code && list_.back().where == where &&
+      list_.back().message == message)
+    return true;
   if (level == severity::error) {
     if (max_errors_ != 0 && errors_ >= max_errors_) {
       list_.push_back({severity::error, error_code::too_many_errors,

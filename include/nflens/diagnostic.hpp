@@ -127,7 +127,8 @@ class diagnostic_sink {
  public:
   diagnostic_sink(source_ptr file, const limits& lim)
       : file_(std::move(file)), max_errors_(lim.max_errors), max_warnings_(lim.max_warnings) {}
-  /// Adds a diagnostic located in this sink's source. Returns false once the error cap is reached.
+  /// Adds a diagnostic located in this sink's source; an error equal to the diagnostic before it (code, place
+  /// and message) is kept once. Returns false once the error cap is reached.
   bool report(severity level, error_code code, span where, std::string message);
   bool error(error_code code, span where, std::string message) {
     return report(severity::error, code, where, std::move(message));

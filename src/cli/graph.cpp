@@ -41,8 +41,11 @@ runner add_graph(CLI::App& app) {
   auto* d = sub->add_flag("--dot", o->dot, "the graph in Graphviz DOT");
   j->excludes(d);
   sub->add_flag("--no-origins", o->no_origins, "leave file:line origins out of the JSON");
-  sub->add_option("--service", o->service,
-                  "quote, with file:line, every rule and map element on the paths of service NS/NAME:PORT");
+  auto* sv = sub->add_option("--service", o->service,
+                             "quote, with file:line, every rule and map element on the paths of service NS/NAME:PORT "
+                             "(text only: not with --json or --dot)");
+  sv->excludes(j);
+  sv->excludes(d);
   return [o] {
     auto g = load_graph(o->files, o->format);
     if (!g) return 1;
