@@ -8,6 +8,7 @@
 
 #include "graph_builder.hpp"
 #include "kernel_support.hpp"
+#include "support.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,9 @@
 #include <nflens/graph.hpp>
 #include <nflens/iptables.hpp>
 #include <nflens/nft.hpp>
+
+#include <map>
+#include <string>
 
 using namespace nflens;
 using namespace nflens::test;
@@ -1077,4 +1081,148 @@ TEST_CASE("where NAT translates a frontend (arriving or local connections) is co
                                    "-A S -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j DNAT --to-destination 10.1.0.1:80\n"
                                    "COMMIT\n");
   CHECK(both.value.services.at(0).frontends.at(0).hooks == 3);
+}
+
+namespace {
+
+/// The bundled example cluster with `line` inserted after line `after` (1-based) of `name`.
+std::string example_with(const char* name, std::size_t after, const std::string& line) {
+  const auto text = slurp(source_root() / "examples" / "cluster" / name);
+  std::size_t at = 0;
+  for (std::size_t n = 0; n < after; ++n) {
+    at = text.find('\n', at);
+    REQUIRE(at != std::string::npos);
+    ++at;
+  }
+  return text.substr(0, at) + line + "\n" + text.substr(at);
+}
+
+/// Hooks of every frontend, by "address:port" (a NodePort as "node:port", whatever addresses it names).
+std::map<std::string, int> hooks_of(const dispatch_graph& g) {
+  std::map<std::string, int> out;
+  for (const auto& s : g.services)
+    for (const auto& f : s.frontends)
+      out[fmt::format("{}:{}", f.kind == frontend_kind::node_port ? "node" : to_string(f.address.address),
+                      f.port.first)] = f.hooks;
+  return out;
+}
+
+dispatch_graph graph_of_iptables(std::string text) {
+  auto g = graph_of_rules(std::move(text));
+  REQUIRE_MESSAGE(g.ok(), render(g.diagnostics));
+  CHECK_MESSAGE(g.diagnostics.empty(), render(g.diagnostics));
+  return std::move(g.value);
+}
+
+const std::map<std::string, int> all_hooks{{"10.96.0.1:443", 3},
+                                           {"10.96.12.34:80", 3},
+                                           {"10.96.40.2:6379", 3},
+                                           {"10.96.50.5:80", 0},  // no endpoints: rejected in filter
+                                           {"node:30080", 3}};
+
+}  // namespace
+
+TEST_CASE("a rule before the dispatch that ends one ClusterIP's connections at one hook: nft") {
+  // found by a tester: `ip daddr 10.96.12.34 drop` first in nat-prerouting left 10.96.12.34:80 translated
+  // at prerouting (only exact destinations were taken from the rest of the traffic), and compare said
+  // EQUIVALENT
+  const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));
+  CHECK(hooks_of(original) == all_hooks);
+  auto only_output = all_hooks;
+  only_output["10.96.12.34:80"] = static_cast<int>(frontend_hook::output);
+  const std::string drop_chain = "\tchain drop-it {\n\t\tdrop\n\t}\n";
+  for (const std::string rule :
+       {"ip daddr 10.96.12.34 drop", "ip daddr 10.96.12.34 accept", "ip daddr 10.96.12.34 return",
+        "ip daddr 10.96.12.34 jump drop-it", "ip daddr 10.96.12.34 tcp dport 80 drop",
+        "ip daddr 10.96.0.0/16 tcp dport 80 accept", "ip daddr . tcp dport { 10.96.12.34 . 80 } drop",
+        "ip daddr . meta l4proto . th dport { 10.96.12.34 . tcp . 80, 10.96.1.1 . udp . 53 } drop"}) {
+    CAPTURE(rule);
+    // line 51 is nat-prerouting's `type nat hook prerouting ...`
+    auto text = example_with("cluster.nft", 51, "\t\t" + rule);
+    text.insert(text.rfind('}'), drop_chain);
+    const auto g = graph_of_nft(text);
+    CHECK(g.unevaluated == 0);
+    CHECK(hooks_of(g) == only_output);
+    const auto c = compare(original, g);
+    CHECK_FALSE(c.equivalent);
+    REQUIRE(c.differences.size() == 1);
+    CHECK(c.differences[0].details.at(0) ==
+          "frontend cluster-ip tcp 10.96.12.34:80: translated for arriving and local connections in A, local "
+          "connections only in B");
+  }
+  // decided for the frontend, and not it: nothing changes
+  for (const std::string rule :
+       {"ip daddr 10.96.12.34 tcp dport 81 drop", "ip daddr 10.96.12.35 drop",
+        "ip daddr . tcp dport { 10.96.12.34 . 81 } drop", "ip daddr 10.96.12.34 udp dport 80 drop"}) {
+    CAPTURE(rule);
+    const auto g = graph_of_nft(example_with("cluster.nft", 51, "\t\t" + rule));
+    CHECK(hooks_of(g) == all_hooks);
+    CHECK(compare(original, g).equivalent);
+  }
+  // at the other hook: the output walk is not the prerouting walk's answer again
+  auto only_prerouting = all_hooks;
+  only_prerouting["10.96.12.34:80"] = static_cast<int>(frontend_hook::prerouting);
+  CHECK(hooks_of(graph_of_nft(example_with("cluster.nft", 56, "\t\tip daddr 10.96.12.34 drop"))) == only_prerouting);
+}
+
+TEST_CASE("a rule that would end one ClusterIP's connections on a condition the graph does not decide is reported") {
+  // an interface or an opaque match on a verdict rule: the graph does not decide it for the frontend, and says so
+  const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));
+  for (const std::string rule :
+       {"ip daddr 10.96.12.34 iifname \"eth0\" drop", "ip daddr 10.96.12.34 meta skuid 0 drop"}) {
+    CAPTURE(rule);
+    auto parsed = nft::parse("test.nft", example_with("cluster.nft", 51, "\t\t" + rule));
+    REQUIRE(parsed.ok());
+    auto rs = nft::to_ruleset(parsed.value);
+    REQUIRE(rs.ok());
+    const auto g = build_graph(rs.value);
+    REQUIRE(g.ok());
+    CHECK(hooks_of(g.value) == all_hooks);
+    CHECK(g.value.unevaluated == 1);
+    REQUIRE(g.diagnostics.size() == 1);
+    CHECK(g.diagnostics[0].code == error_code::unsupported_dispatch);
+    CHECK(g.diagnostics[0].file->locate(g.diagnostics[0].where).line == 52);
+    CHECK(g.diagnostics[0].message.find("on a rule that ends connections to 10.96.12.34/32 is not evaluated: the graph "
+                                        "assumes the connections it would end go on past it") != std::string::npos);
+    const auto c = compare(original, g.value);
+    CHECK(c.equivalent);
+    CHECK(c.unevaluated_b == 1);
+  }
+}
+
+TEST_CASE("a rule before the dispatch that ends one ClusterIP's connections at one hook: iptables") {
+  // the same as nft: `-A PREROUTING -d 10.96.12.34/32 -j ACCEPT` before `-j KUBE-SERVICES`
+  const auto text = slurp(source_root() / "examples" / "cluster" / "cluster.iptables");
+  const auto original = graph_of_iptables(text);
+  CHECK(hooks_of(original) == all_hooks);
+  auto only_output = all_hooks;
+  only_output["10.96.12.34:80"] = static_cast<int>(frontend_hook::output);
+  const auto nft_dropped = graph_of_nft(example_with("cluster.nft", 51, "\t\tip daddr 10.96.12.34 drop"));
+  // line 31 is the last of the nat table's chain declarations; line 32 `-A PREROUTING ... -j KUBE-SERVICES`
+  for (const std::string rule :
+       {"-A PREROUTING -d 10.96.12.34/32 -j ACCEPT", "-A PREROUTING -d 10.96.12.34/32 -j RETURN",
+        "-A PREROUTING -d 10.96.12.34/32 -j ACCEPT-IT",
+        "-A PREROUTING -d 10.96.12.34/32 -p tcp -m tcp --dport 80 -j ACCEPT",
+        "-A PREROUTING -d 10.96.0.0/16 -p tcp -m tcp --dport 80 -j RETURN"}) {
+    CAPTURE(rule);
+    const auto g = graph_of_iptables(
+        example_with("cluster.iptables", 31, ":ACCEPT-IT - [0:0]\n" + rule + "\n-A ACCEPT-IT -j ACCEPT"));
+    CHECK(g.unevaluated == 0);
+    CHECK(hooks_of(g) == only_output);
+    const auto c = compare(original, g);
+    CHECK_FALSE(c.equivalent);
+    REQUIRE(c.differences.size() == 1);
+    CHECK(c.differences[0].details.at(0) ==
+          "frontend cluster-ip tcp 10.96.12.34:80: translated for arriving and local connections in A, local "
+          "connections only in B");
+    // and the same cluster with nft's drop of it at prerouting: the same dispatch
+    CHECK(compare(g, nft_dropped).equivalent);
+  }
+  for (const std::string rule : {"-A PREROUTING -d 10.96.12.34/32 -p tcp -m tcp --dport 81 -j ACCEPT",
+                                 "-A PREROUTING -d 10.96.12.35/32 -j ACCEPT"}) {
+    CAPTURE(rule);
+    const auto g = graph_of_iptables(example_with("cluster.iptables", 31, rule));
+    CHECK(hooks_of(g) == all_hooks);
+    CHECK(compare(original, g).equivalent);
+  }
 }

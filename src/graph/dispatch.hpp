@@ -38,6 +38,9 @@ enum class cond_kind : std::uint8_t {
   addr,          // `what` (daddr/saddr) in values[first, first+count) (prefixes or ranges)
   addr_local,    // `what` is a local address (iptables addrtype LOCAL, nft fib ... type local)
   addr_set,      // `what` in named set `set` (index into program::sets) — dangling when set == none
+  tuple,         // the concatenation of the key fields of map `set` (an index into program::maps: the
+                 // anonymous set's elements, verdicts unused) is one of its elements (nft `ip daddr . tcp
+                 // dport { 10.96.0.10 . 53 }`); key fields are destination fields only
   protocol,      // l4 protocol in values (kind protocol)
   port,          // `what` (dport/sport) in values (kind ports)
   random,        // statistic random: `threshold` (probability threshold / 2^31)

@@ -94,6 +94,21 @@ refine refine_port(dest& d, const port_range& r) {
   return refine::narrowed;
 }
 
+/// Destination field `k` has value `v` (a map key part or a tuple element part); other fields do not
+/// decide the destination.
+refine refine_field(dest& d, field k, const value& v) {
+  switch (k) {
+    case field::daddr:
+      return refine_addr(d, as_prefix(v));
+    case field::l4proto:
+      return refine_proto(d, v.proto);
+    case field::dport:
+      return refine_port(d, v.ports);
+    default:
+      return refine::implied;
+  }
+}
+
 terminal make_terminal(terminal::kind k) {
   terminal t;
   t.k = k;
@@ -114,18 +129,43 @@ std::size_t dest_hash(const dest& d) noexcept {
   return h;
 }
 
-/// Exact destinations whose connections a chain has already ended (accepted, dropped, translated)
-/// before the rest of the traffic goes on: a later rule that singles out one of them again is never
-/// reached by it. Shared by the copies of one generic flow; copied before a change when shared.
+/// Whether every connection to `inner` is a connection to `outer` (`inner` ⊆ `outer`). Conservative:
+/// false when the model cannot tell (a local destination against an address, an overlapping exclusion).
+bool dest_covers(const dest& outer, const dest& inner) noexcept {
+  if (outer.local && !inner.local) return false;
+  if (outer.has_addr && !(inner.has_addr && prefix_contains(outer.addr, inner.addr))) return false;
+  if (outer.has_proto && !(inner.has_proto && inner.proto == outer.proto)) return false;
+  if (outer.has_port && !(inner.has_port && outer.port.first <= inner.port.first && inner.port.last <= outer.port.last))
+    return false;
+  for (std::uint8_t i = 0; i < outer.n_excl; ++i) {
+    const auto& e = outer.excl[i];
+    const bool outside = inner.has_addr && !prefix_contains(e, inner.addr) && !prefix_contains(inner.addr, e);
+    const bool excluded_too = std::any_of(inner.excl.begin(), inner.excl.begin() + inner.n_excl,
+                                          [&](const ip_prefix& x) { return prefix_contains(x, e); });
+    if (!outside && !excluded_too) return false;
+  }
+  return true;
+}
+
+/// Destinations whose connections a chain has already ended (accepted, dropped, translated, returned)
+/// before the rest of the traffic goes on: a later rule that singles out one of them again, or a part
+/// of one (a port of an address an earlier rule dropped), is never reached by it. Shared by the copies
+/// of one generic flow; copied before a change when shared.
 struct ended_set {
   std::unordered_multimap<std::size_t, dest> by_hash;
   /// Destinations without an address that ended but for the one prefix they exclude (`! -d P -p tcp
   /// --dport 80 -j DNAT ...`): what is left of them is their traffic to P. Few; searched in order.
   std::vector<dest> all_but_one;
+  /// Inexact destinations that ended as a whole (`ip daddr 10.96.0.10 drop`, `-d P -j ACCEPT`): every
+  /// destination they cover ended with them. Few (rules before the dispatch); searched in order.
+  std::vector<dest> wider;
   [[nodiscard]] bool contains(const dest& d) const {
+    if (std::any_of(wider.begin(), wider.end(), [&](const dest& w) { return dest_covers(w, d); })) return true;
+    if (!d.exact()) return false;
     const auto [lo, hi] = by_hash.equal_range(dest_hash(d));
     return std::any_of(lo, hi, [&](const auto& kv) { return dest_equal(kv.second, d); });
   }
+  [[nodiscard]] bool empty() const noexcept { return by_hash.empty() && all_but_one.empty() && wider.empty(); }
   /// The prefix that is all that is left of `d` (a destination without address), if an earlier rule
   /// ended the rest of it.
   [[nodiscard]] const ip_prefix* left_of(const dest& d) const {
@@ -172,6 +212,12 @@ struct match_result {
   bool random = false;
   bool nth = false;
   bool full = false;  // every destination condition holds for the whole flow
+  // The matched flows' destinations are exactly what the rule matches of the flow's (no negation or
+  // large set left unencoded), so what ends there can be taken from the rest of the traffic.
+  bool precise = true;
+  // A condition the graph does not decide (an interface, a source port, an opaque match) was assumed.
+  bool assumed = false;
+  std::string assumed_what;  // such a condition (the last met), for reports
 };
 
 class evaluator {
@@ -587,7 +633,7 @@ class evaluator {
                 if (!exclude(fl.d, vals, n)) {
                   // more excluded prefixes than a destination holds: followed on, these connections would
                   // meet the excluded ones' rules too (their shares counted twice); they are not followed
-                  if (first_report(r) && leads_somewhere(r))
+                  if (leads_somewhere(r) && first_report(r))
                     warn(r.origin, error_code::unsupported_dispatch,
                          fmt::format("more than {} destination prefixes excluded on one path: the connections "
                                      "this rule matches are not followed",
@@ -607,6 +653,7 @@ class evaluator {
                              r.act.kind == action_kind::go_to || r.act.kind == action_kind::vmap;
           if (!split) {
             full = false;
+            m.precise = false;
             break;
           }
           std::vector<flow> next;
@@ -622,6 +669,71 @@ class evaluator {
                 if (c.kind == cond_kind::addr_set) g.d.addr_set = c.set;
                 forks.push_back(std::move(g));
               }
+            }
+            if (implied) {
+              next.push_back(std::move(fl));
+            } else {
+              full = false;
+              for (auto& g : forks) next.push_back(std::move(g));
+            }
+          }
+          cur = std::move(next);
+          break;
+        }
+        case cond_kind::tuple: {
+          if (c.set >= p_.maps.size()) {
+            m.assumed = true, m.assumed_what = "a concatenated set match";
+            break;
+          }
+          const auto& mp = p_.maps[c.set];
+          const bool split = mp.count <= 64 || stage_ == stage::nat || r.act.kind == action_kind::jump ||
+                             r.act.kind == action_kind::go_to || r.act.kind == action_kind::vmap;
+          if (!split) {  // as for large address sets: not one flow per element
+            full = false;
+            m.precise = false;
+            break;
+          }
+          // How element `e` relates to destination `d`: its every part holds for all of `d` (implied), for a
+          // part of it (narrowed, into `into`), or for none (contradiction).
+          auto relate = [&](const dest& d, index e, dest& into) {
+            const auto& el = p_.elements[e];
+            into = d;
+            refine out = refine::implied;
+            for (std::size_t k = 0; k < mp.key.size() && k < el.count; ++k) {
+              const auto res = refine_field(into, mp.key[k], p_.values[el.first + k]);
+              if (res == refine::contradiction) return refine::contradiction;
+              if (res == refine::narrowed) out = refine::narrowed;
+            }
+            return out;
+          };
+          std::vector<flow> next;
+          for (auto& fl : cur) {
+            bool implied = false, partly = false;
+            std::vector<flow> forks;
+            for (index e = mp.first; e < mp.first + mp.count && !implied; ++e) {
+              dest nd;
+              const auto res = relate(fl.d, e, nd);
+              if (res == refine::implied) {
+                implied = true;
+              } else if (res == refine::narrowed) {
+                partly = true;
+                if (!c.negated) {
+                  flow g = fl;
+                  g.d = nd;
+                  forks.push_back(std::move(g));
+                }
+              }
+            }
+            if (c.negated) {
+              // != { ... }: out when an element holds for all of it; when one holds for a part only, what is
+              // left is not a destination the graph can write: kept whole
+              if (implied) {
+                full = false;
+                continue;
+              }
+              if (partly) full = false, m.precise = false;
+              next.push_back(std::move(fl));
+              continue;
             }
             if (implied) {
               next.push_back(std::move(fl));
@@ -653,7 +765,7 @@ class evaluator {
           for (auto& fl : cur) {
             if (c.negated) {
               if (fl.d.local) continue;
-              if (!fl.d.has_addr) full = false;
+              if (!fl.d.has_addr) full = false, m.precise = false;  // "not local" is not in a destination
               next.push_back(std::move(fl));
             } else {
               if (fl.d.local) {
@@ -679,7 +791,7 @@ class evaluator {
               bool hit = false;
               for (index i = 0; i < c.count; ++i) hit = hit || (fl.d.has_proto && fl.d.proto == vals[i].proto);
               if (!hit) {
-                if (!fl.d.has_proto) full = false;
+                if (!fl.d.has_proto) full = false, m.precise = false;  // "not this protocol" is not either
                 next.push_back(std::move(fl));
               } else {
                 full = false;
@@ -709,8 +821,8 @@ class evaluator {
         case cond_kind::port: {
           if (c.what != field::dport) {
             // a client's source port is its own choice: the graph follows every client, as if it matched
-            if (c.what == field::sport && first_report(r) &&
-                leads_somewhere(r))
+            if (c.what == field::sport) m.assumed = true, m.assumed_what = "a source port match";
+            if (c.what == field::sport && leads_somewhere(r) && first_report(r))
               warn(r.origin, error_code::unsupported_dispatch,
                    "a source port match on a dispatch path is not evaluated; assumed to match");
             break;
@@ -724,7 +836,7 @@ class evaluator {
                 inside = inside || (fl.d.has_port && vals[i].ports.first <= fl.d.port.first &&
                                     fl.d.port.last <= vals[i].ports.last);
               if (!inside) {
-                if (!fl.d.has_port) full = false;
+                if (!fl.d.has_port) full = false, m.precise = false;
                 next.push_back(std::move(fl));
               } else {
                 full = false;
@@ -781,8 +893,9 @@ class evaluator {
         case cond_kind::mark: {
           const bool hit = (f.mark & c.a) == c.b;
           fail = hit == c.negated;
-          if (stage_ == stage::nat && premark_ != none && !ignore_source &&
-              first_report(r) && leads_somewhere(r))
+          if (stage_ == stage::nat && premark_ != none && !ignore_source)
+            m.assumed = true, m.assumed_what = "a mark match (a rule before NAT sets marks)";
+          if (stage_ == stage::nat && premark_ != none && !ignore_source && leads_somewhere(r) && first_report(r))
             warn(r.origin, error_code::unsupported_dispatch,
                  fmt::format("a mark match in NAT, and a rule before NAT sets marks (at {}): the graph takes the mark "
                              "NAT sees as the one NAT's own rules set",
@@ -793,8 +906,10 @@ class evaluator {
           // The generic client arrives on an interface the DNAT rules name, never on one a rule excludes.
           if (!c.negated && (r.act.kind == action_kind::ret || r.act.kind == action_kind::accept)) {
             fail = true;
-          } else if (!c.negated && first_report(r) &&
-                     leads_somewhere(r)) {
+            break;
+          }
+          if (!c.negated) m.assumed = true, m.assumed_what = fmt::format("interface match '{}'", c.name);
+          if (!c.negated && leads_somewhere(r) && first_report(r)) {
             // (an excluded interface is the bridge or loopback a rule before singled out: not the client's)
             warn(r.origin, error_code::unsupported_dispatch,
                  fmt::format("interface match '{}' on a dispatch path: connections are assumed to arrive on it; "
@@ -803,7 +918,9 @@ class evaluator {
           }
           break;
         case cond_kind::opaque:
-          if (first_report(r) && leads_somewhere(r))
+          m.assumed = true;
+          m.assumed_what = fmt::format("condition '{}'", c.name);
+          if (leads_somewhere(r) && first_report(r))
             warn(r.origin, error_code::unsupported_dispatch,
                  fmt::format("condition '{}' on a dispatch path is not evaluated; assumed to match", c.name));
           break;
@@ -915,8 +1032,11 @@ class evaluator {
     }
     // kube-proxy's dispatch is entered from several hooks; a chain walked once for "any connection" is
     // not walked again (what it found is recorded; the connection comes back if it came back before).
-    const bool generic_walk =
-        flows.size() == 1 && flows[0].fe == none && flows[0].d.any() && flows[0].src.k == source_class::kind::generic;
+    // A flow some of whose destinations ended before (an earlier rule of this hook dropped, accepted or
+    // returned them) is not "any connection": its walk is its own.
+    const bool generic_walk = flows.size() == 1 && flows[0].fe == none && flows[0].d.any() &&
+                              flows[0].src.k == source_class::kind::generic &&
+                              (!flows[0].ended || flows[0].ended->empty());
     if (generic_walk) {
       if (walked_[c] != 0) {
         // the same answer, and the frontends it made are reached from this hook too
@@ -975,7 +1095,7 @@ class evaluator {
         const bool narrows = m.has_rest && !f.d.exact() && f.br < 0;
         f.ended.reset();  // m.rest holds it now: a change need not copy it
         for (auto& g : m.matched) {
-          if (narrows && g.d.exact() && ended_before(m.rest, g.d)) continue;
+          if (narrows && ended_before(m.rest, g.d)) continue;
           if (narrows && m.rest.ended)
             if (const ip_prefix* left = m.rest.ended->left_of(g.d)) {
               g.d.has_addr = true;  // only the excluded prefix's traffic is still here
@@ -991,15 +1111,11 @@ class evaluator {
                        m.threshold,
                        0,
                        0};
-          const std::size_t n_next = next.size(), n_returned = returned.size();
+          const std::size_t n_next = next.size();
           act(r, ri, std::move(g), c, fr, callee, depth, next, returned);
-          // all of it ended here (no part continues or returns): the rest of the traffic never has it
-          if (narrows && m.probability >= 1 && next.size() == n_next && returned.size() == n_returned) {
-            if (reached.exact())
-              mark_ended(m.rest, reached);
-            else if (!reached.has_addr && !reached.local && reached.n_excl == 1)
-              mark_ended_but_one(m.rest, reached);
-          }
+          // all of it ended here or left the chain (no part continues with the next rule): the rest of the
+          // traffic never has it. What returns is followed on as its own flow.
+          if (narrows && m.probability >= 1 && next.size() == n_next) ended_here(r, ri, m, reached);
         }
         if (m.has_rest) next.push_back(std::move(m.rest));
       }
@@ -1016,6 +1132,38 @@ class evaluator {
   }
 
   static bool ended_before(const flow& f, const dest& d) { return f.ended && f.ended->contains(d); }
+
+  /// Rule `r` (matched as `m`) ended or sent out of its chain every connection of `m.rest` to `reached`,
+  /// a narrower destination: later rules of the chain do not see them. A destination is only taken
+  /// from the rest when the rule's conditions are decided for it: one the graph assumed (an interface,
+  /// an opaque match) on a verdict rule leaves the rest as it was, and says so.
+  void ended_here(const rule& r, index ri, match_result& m, const dest& reached) {
+    if (dest_equal(reached, m.rest.d)) return;
+    if (m.assumed && !leads_somewhere(r)) {
+      if (first_report(ri))
+        warn(r.origin, error_code::unsupported_dispatch,
+             fmt::format("{} on a rule that ends connections to {} is not evaluated: the graph assumes the "
+                         "connections it would end go on past it",
+                         m.assumed_what, describe_dest(reached)));
+      return;
+    }
+    if (!m.precise) return;
+    if (reached.exact())
+      mark_ended(m.rest, reached);
+    else if (!reached.has_addr && !reached.local && reached.n_excl == 1)
+      mark_ended_but_one(m.rest, reached);
+    else
+      ended_to_change(m.rest).wider.push_back(reached);
+  }
+
+  static std::string describe_dest(const dest& d) {
+    std::string s = d.local ? "a local address" : d.has_addr ? to_string(d.addr) : "any address";
+    if (d.has_proto) s += fmt::format(" {}", protocol_name(d.proto));
+    if (d.has_port)
+      s += d.port.first == d.port.last ? fmt::format(" port {}", d.port.first)
+                                       : fmt::format(" ports {}-{}", d.port.first, d.port.last);
+    return s;
+  }
   /// The flow's own ended set, to change (shared ones are copied first).
   static ended_set& ended_to_change(flow& f) {
     if (!f.ended)
@@ -1025,7 +1173,13 @@ class evaluator {
     return *f.ended;
   }
   static void mark_ended_but_one(flow& f, const dest& d) { ended_to_change(f).all_but_one.push_back(d); }
-  static void mark_ended(flow& f, const dest& d) { ended_to_change(f).by_hash.emplace(dest_hash(d), d); }
+  /// An exact destination ended; one whose address is a prefix wider than one address (`-d 10.96.0.0/16 -p
+  /// tcp --dport 80 -j ACCEPT`) covers the narrower ones later rules name.
+  static void mark_ended(flow& f, const dest& d) {
+    auto& e = ended_to_change(f);
+    e.by_hash.emplace(dest_hash(d), d);
+    if (d.has_addr && d.addr.length < max_prefix_length(d.addr.address.family)) e.wider.push_back(d);
+  }
 
   /// A mark test a masquerade rule sits behind, in its chain: kube-proxy's `-m mark ! --mark M/M -j
   /// RETURN` (iptables) and `meta mark & M == 0 return` (nft). The rule returns when `(mark & mask) ==
@@ -1223,6 +1377,9 @@ class evaluator {
     const auto& mp = p_.maps[a.map];
     const auto& key = a.key.empty() ? mp.key : a.key;
     bool consumed = false;
+    // the key's every field is one a destination holds (address, protocol, port): an element decides it
+    const bool decided_key = std::all_of(
+        key.begin(), key.end(), [](field k) { return k == field::daddr || k == field::l4proto || k == field::dport; });
     for (index e = mp.first; e < mp.first + mp.count && !consumed; ++e) {
       const auto& el = p_.elements[e];
       if (!spend(el.origin)) return;
@@ -1230,36 +1387,28 @@ class evaluator {
       bool ok = true, implied = true;
       for (std::size_t k = 0; k < key.size() && k < el.count && ok; ++k) {
         const auto& v = p_.values[el.first + k];
-        refine res = refine::implied;
-        switch (key[k]) {
-          case field::daddr:
-            res = refine_addr(g.d, as_prefix(v));
-            break;
-          case field::l4proto:
-            res = refine_proto(g.d, v.proto);
-            break;
-          case field::dport:
-            res = refine_port(g.d, v.ports);
-            break;
-          default:
-            res = refine::implied;  // other key fields do not decide the destination
-            break;
-        }
+        const refine res = refine_field(g.d, key[k], v);  // other key fields do not decide the destination
         if (res == refine::contradiction) ok = false;
         if (res == refine::narrowed) implied = false;
       }
       if (!ok) continue;
       if (implied) consumed = true;
-      const bool narrows = !implied && !f.d.exact() && f.br < 0 && g.d.exact();
+      const bool narrows = !implied && !f.d.exact() && f.br < 0;
       if (narrows && ended_before(f, g.d)) continue;
       if (g.d.exact()) g.ended.reset();
       const dest reached = g.d;
       note_origin(g, el.origin);
       maybe_create(g, el.origin, c, el.comment);
       frame callee{c, el.origin, selection::single, 0, 0, 0};
-      const std::size_t n_next = next.size(), n_returned = returned.size();
+      const std::size_t n_next = next.size();
       verdict_to(el.result, el.origin, p_.rules.size() + e, std::move(g), c, fr, callee, depth, next, returned, ri);
-      if (narrows && next.size() == n_next && returned.size() == n_returned) mark_ended(f, reached);
+      // all of it ended here or left the chain: the rest of the traffic never has it (see ended_here)
+      if (narrows && next.size() == n_next) {
+        if (reached.exact())
+          mark_ended(f, reached);
+        else if (decided_key)
+          ended_to_change(f).wider.push_back(reached);
+      }
     }
     if (!consumed) next.push_back(std::move(f));
   }

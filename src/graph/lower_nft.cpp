@@ -538,6 +538,41 @@ class lowering {
       conds_.push_back(c);
       return true;
     }
+    // ip daddr . tcp dport { 10.96.0.10 . 53, ... }: a tuple of destination fields in an anonymous set
+    if (const auto* cc = l.get<concat_expr>()) {
+      const auto* se = r.get<set_expr>();
+      if (se == nullptr) return false;
+      std::vector<d::field> key;
+      std::vector<l4_protocol> implied;
+      for (const auto& x : cc->items) {
+        const auto kf = field_of(x);
+        if (kf != d::field::daddr && kf != d::field::l4proto && kf != d::field::dport) return false;
+        key.push_back(kf);
+        if (const auto p = implied_protocol(x)) implied.push_back(*p);
+      }
+      for (const auto& el : se->elements) {
+        const auto* ec = el.key != nullptr ? el.key->get<concat_expr>() : nullptr;
+        if (ec == nullptr || ec->items.size() != key.size()) return false;
+      }
+      const auto mi = add_map({}, d::none, se->elements, *ctx_, origin_kind::map_element);
+      p_.maps[mi].key = std::move(key);
+      for (const auto p : implied) {
+        d::condition pc;
+        pc.kind = d::cond_kind::protocol;
+        pc.what = d::field::l4proto;
+        d::value v;
+        v.k = d::value::kind::protocol;
+        v.proto = p;
+        pc.first = push_values({v});
+        pc.count = 1;
+        conds_.push_back(pc);
+      }
+      c.kind = d::cond_kind::tuple;
+      c.what = d::field::other;
+      c.set = mi;
+      conds_.push_back(c);
+      return true;
+    }
     if (f == d::field::other) return false;
     if (const auto* ref = r.get<set_ref_expr>()) {
       if (f != d::field::daddr && f != d::field::saddr) return false;
