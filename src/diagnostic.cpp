@@ -165,9 +165,10 @@ bool diagnostic_sink::report(severity level, error_code code, span where, std::s
   if (full_) return false;
   // The same error at the same place says nothing new (two blocks left open at the end of the input
   // both expect their '}' there): kept once.
-  if (level == severity::error && !list_.empty() && list_.back().level == level && list_.back().code == code && list_.back().where == where &&
-      list_.back().message == message)
-    return true;
+  if (level == severity::error && !list_.empty()) {
+    const diagnostic& last = list_.back();
+    if (last.level == level && last.code == code && last.where == where && last.message == message) return true;
+  }
   if (level == severity::error) {
     if (max_errors_ != 0 && errors_ >= max_errors_) {
       list_.push_back({severity::error, error_code::too_many_errors,

@@ -198,17 +198,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("hostile iptables: a syntax tree past limits::max_tree_bytes stops the parse at the line it reached") {
     const std::string text = gen::set_elements(dialect::iptables, 20'000);
-    const auto full = parse(text);
-    REQUIRE(full.ok());
-    const std::size_t needed = full.value.sources.front()->arena_bytes();
-    CHECK(needed > text.size());
-    iptables::parse_options opt;
-    opt.limits.max_tree_bytes = needed / 2;
-    const auto half = parse(text, opt);
-    test::check_stopped_midway(half.diagnostics, text);
-    CHECK(half.value.sources.front()->arena_bytes() <= needed / 2);
-    opt.limits.max_tree_bytes = needed;  // exactly enough
-    CHECK(parse(text, opt).ok());
+    test::check_tree_cap<iptables::parse_options>(text, [&](const iptables::parse_options& o) { return parse(text, o); });
   }
 
   TEST_CASE("hostile iptables: input over limits::max_input_bytes is refused with a clear error") {

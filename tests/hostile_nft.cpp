@@ -234,17 +234,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("hostile nft: a syntax tree past limits::max_tree_bytes stops the parse at the rule it reached") {
     const std::string text = gen::wide_rules(dialect::nft, 2'000'000);
-    const auto full = parse(text);
-    REQUIRE(full.ok());
-    const std::size_t needed = full.value.sources.front()->arena_bytes();
-    CHECK(needed > text.size());
-    nft::parse_options opt;
-    opt.limits.max_tree_bytes = needed / 2;
-    const auto half = parse(text, opt);
-    test::check_stopped_midway(half.diagnostics, text);
-    CHECK(half.value.sources.front()->arena_bytes() <= needed / 2);
-    opt.limits.max_tree_bytes = needed;  // exactly enough
-    CHECK(parse(text, opt).ok());
+    test::check_tree_cap<nft::parse_options>(text, [&](const nft::parse_options& o) { return parse(text, o); });
   }
 
   TEST_CASE("hostile nft: JSON past limits::max_tree_bytes stops at the item it reached") {
@@ -253,15 +243,8 @@ TEST_SUITE("unit") {
     const auto written = nft::write_json(listing.value);
     REQUIRE(written.ok());
     const std::string& text = written.value;
-    const auto full = nft::parse_json("hostile.json", text);
-    REQUIRE(full.ok());
-    const std::size_t needed = full.value.sources.front()->arena_bytes();
-    nft::json_parse_options opt;
-    opt.limits.max_tree_bytes = needed / 2;
-    const auto half = nft::parse_json("hostile.json", text, opt);
-    test::check_stopped_midway(half.diagnostics, text);
-    opt.limits.max_tree_bytes = needed;
-    CHECK(nft::parse_json("hostile.json", text, opt).ok());
+    test::check_tree_cap<nft::json_parse_options>(
+        text, [&](const nft::json_parse_options& o) { return nft::parse_json("hostile.json", text, o); });
   }
 
   TEST_CASE("hostile nft: includes that multiply (a file including itself twice) stop at the caps") {

@@ -40,13 +40,23 @@ inline const diagnostic* first_error(const std::vector<diagnostic>& ds) {
   return nullptr;
 }
 
-/// A parse stopped by `limits::max_tree_bytes` half way through `text`: exactly one error,
-/// `tree_too_large`, that names the limit and is located at the item where the tree reached it, in the
-/// middle half of the input (not at its start, where a location-less error would point, nor its end).
-inline void check_stopped_midway(const std::vector<diagnostic>& ds, std::string_view text) {
-  check_located(ds, text);
+/// `parse(options)` of `text` under `limits::max_tree_bytes`. With half the tree the input needs, the
+/// parse stops with exactly one error, `tree_too_large`, that names the limit and is located at the item
+/// where the tree reached the cap, in the middle half of the input (not at its start, where an error
+/// without a place would point, nor at its end), having taken no more than the cap. With exactly what
+/// it needs, it parses cleanly.
+template <class Options, class Parse>
+void check_tree_cap(std::string_view text, Parse parse) {
+  const auto full = parse(Options{});
+  REQUIRE(full.ok());
+  const std::size_t needed = full.value.sources.front()->arena_bytes();
+  REQUIRE(needed > 0);
+  Options opt;
+  opt.limits.max_tree_bytes = needed / 2;
+  const auto half = parse(opt);
+  check_located(half.diagnostics, text);
   std::size_t errors = 0;
-  for (const auto& d : ds) {
+  for (const auto& d : half.diagnostics) {
     if (d.level != severity::error) continue;
     ++errors;
     CHECK(d.code == error_code::tree_too_large);
@@ -55,6 +65,9 @@ inline void check_stopped_midway(const std::vector<diagnostic>& ds, std::string_
     CHECK(d.where.offset < text.size() / 4 * 3);
   }
   CHECK(errors == 1);
+  CHECK(half.value.sources.front()->arena_bytes() <= needed / 2);
+  opt.limits.max_tree_bytes = needed;  // exactly enough
+  CHECK(parse(opt).ok());
 }
 
 }  // namespace nflens::test

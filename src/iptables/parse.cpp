@@ -1691,7 +1691,8 @@ result<ruleset> parse(std::string name, std::string text, const parse_options& o
   } catch (const arena_exhausted&) {
     const std::string_view rest = t.substr(p.line_begin());
     const std::size_t line = std::min(rest.find('\n'), rest.size());
-    sink.error(error_code::tree_too_large, {p.line_begin(), static_cast<std::uint32_t>(std::min<std::size_t>(line, 200))},
+    const auto length = static_cast<std::uint32_t>(std::min<std::size_t>(line, 200));
+    sink.error(error_code::tree_too_large, {p.line_begin(), length},
                fmt::format("the syntax tree outgrew the limit of {} bytes (limits::max_tree_bytes) in this line; "
                            "the rest of the input was not read",
                            options.limits.max_tree_bytes));
