@@ -282,6 +282,24 @@ TEST_CASE("JSON values are read into the nodes the text parser makes") {
   CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
 }
 
+TEST_CASE("a nested chain of |, & or ^ reads as the flat chain nft writes for it") {
+  // found by fuzzing: {"|": [a, {"|": [b, c]}, d]} read as a | (b | c) | d, written flat as nft writes it,
+  // and read back as a | b | c | d: a different tree
+  const auto doc = [](const char* elem) {
+    return fmt::format(R"({{"nftables": [{{"table": {{"family": "ip", "name": "t"}}}}, {{"set": {{"family": "ip", )"
+                       R"("name": "s", "table": "t", "type": "tcp_flag", "elem": [{}]}}}}]}})",
+                       elem);
+  };
+  const auto nested = nft::parse_json("n.json", doc(R"({"|": ["fin", {"|": ["syn", "ack"]}, "urg"]})"));
+  const auto flat = nft::parse_json("f.json", doc(R"({"|": ["fin", "syn", "ack", "urg"]})"));
+  REQUIRE(nested.ok());
+  REQUIRE(flat.ok());
+  CHECK_FALSE(nft::compare(nested.value, flat.value).has_value());
+  const auto written = nft::write_json(nested.value);
+  REQUIRE(written.ok());
+  CHECK(written.value.find(R"({"|": ["fin", "syn", "ack", "urg"]})") != std::string::npos);
+}
+
 TEST_CASE("bad JSON gets located errors") {
   SUBCASE("syntax") {
     auto r = nft::parse_json("bad.json", "{\"nftables\": [\n  {\"table\": {\"family\": \"ip\" \"name\": \"t\"}}\n]}");

@@ -669,15 +669,34 @@ const expr* reader::expr_of(const jnode& n, const hint& h) {
 const expr* reader::binop_of(const jnode& at, binop op, const jnode& v, const hint& h) {
   if (v.kind != jkind::array || v.count < 2)
     fail(v, fmt::format("expected the operands of '{}' (an array of two or more)", name(op)));
-  const auto k = d_->kids(v);
-  const expr* left = expr_of(node(k[0]), h);
+  // `{"|": [a, {"|": [b, c]}]}` is `a | b | c`: nft writes a chain of one operator flat, whatever its
+  // nesting, so for the operators where grouping does not change the value (|, & and ^) a nested chain
+  // reads as the flat one, and what is written reads back to the same tree
+  std::vector<const jnode*> k;
+  const bool associative = op == binop::or_ || op == binop::and_ || op == binop::xor_;
+  const auto gather = [&](const auto& self, const jnode& list) -> void {
+    for (auto kid : d_->kids(list)) {
+      const jnode& x = node(kid);
+      if (associative && x.kind == jkind::object && x.count == 2) {  // one member
+        const auto member = d_->kids(x);
+        const jnode& inner = node(member[1]);
+        if (text(node(member[0])) == name(op) && inner.kind == jkind::array && inner.count >= 2) {
+          self(self, inner);
+          continue;
+        }
+      }
+      k.push_back(&x);
+    }
+  };
+  gather(gather, v);
+  const expr* left = expr_of(*k[0], h);
   // the other operands are of the first one's type (`meta mark & 0xff`, `tcp flags & (syn | ack)`)
   // (not of its width: nft widens the operation to what it is assigned to, `meta mark set ip dscp | 0x40`)
   hint rh = op == binop::lshift || op == binop::rshift ? hint::of({"integer", value_kind::integer, 0}) : hint_of(*left);
   for (std::size_t i = 0; i < rh.size; ++i) rh.types[i].bits = 0;
   for (std::size_t i = 1; i < k.size(); ++i) {
-    const expr* right = expr_of(node(k[i]), rh);
-    const jnode& r = node(k[i]);
+    const expr* right = expr_of(*k[i], rh);
+    const jnode& r = *k[i];
     span s{at.where.offset, r.where.offset + r.where.length - at.where.offset};
     left = src_.store_one(expr{i + 1 == k.size() ? at.where : s, binop_expr{op, store_pair(src_, *left, *right)}});
   }
