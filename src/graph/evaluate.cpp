@@ -649,8 +649,7 @@ class evaluator {
           }
           // Large sets of addresses in a filter verdict rule (nft `ip daddr @cluster-ips reject`) make no
           // exact frontend: they are not split into one flow per address.
-          const bool split = n <= 64 || stage_ == stage::nat || r.act.kind == action_kind::jump ||
-                             r.act.kind == action_kind::go_to || r.act.kind == action_kind::vmap;
+          const bool split = splits_set(r, n);
           if (!split) {
             full = false;
             m.precise = false;
@@ -686,8 +685,7 @@ class evaluator {
             break;
           }
           const auto& mp = p_.maps[c.set];
-          const bool split = mp.count <= 64 || stage_ == stage::nat || r.act.kind == action_kind::jump ||
-                             r.act.kind == action_kind::go_to || r.act.kind == action_kind::vmap;
+          const bool split = splits_set(r, mp.count);
           if (!split) {  // as for large address sets: not one flow per element
             full = false;
             m.precise = false;
@@ -1129,6 +1127,13 @@ class evaluator {
         if (f.fe == none && f.d.any()) walked_[c] = 2;
     }
     return returned;
+  }
+
+  /// Whether rule `r`'s match on a set of `count` destinations splits the flow into one flow per
+  /// element: small sets, NAT (each element a frontend), and rules that lead on (jump, goto, vmap).
+  [[nodiscard]] bool splits_set(const rule& r, std::size_t count) const noexcept {
+    return count <= 64 || stage_ == stage::nat || r.act.kind == action_kind::jump ||
+           r.act.kind == action_kind::go_to || r.act.kind == action_kind::vmap;
   }
 
   static bool ended_before(const flow& f, const dest& d) { return f.ended && f.ended->contains(d); }
