@@ -734,7 +734,46 @@ TEST_CASE("a JSON rule is refused where nft's evaluation refuses it, as in text"
         "ip", R"([{"match": {"op": "==", "left": {"payload": {"protocol": "ip6", "field": "saddr"}}, "right": "::1"}}])");
     CHECK(message.find("an ip6 header in a table of family ip") != std::string::npos);
   }
+  // The constants nft's evaluation refuses, checked against nft 1.0.6 (`nft -j -f`), as the text parser
+  // refuses them.
+  const auto match = [](const std::string& left, const std::string& right) {
+    return R"([{"match": {"op": "==", "left": )" + left + R"(, "right": )" + right + "}}]";
+  };
+  SUBCASE("an IPv4 address with a part over 255") {
+    const auto [message, at] = refused("ip", match(R"({"payload": {"protocol": "ip", "field": "saddr"}})", R"("1.2.3.256")"));
+    CHECK(message.find("`1.2.3.256` is not an IPv4 address") != std::string::npos);
+    CHECK(at == R"("1.2.3.256")");
+  }
+  SUBCASE("a name that is no value of a closed vocabulary") {
+    const auto [message, at] = refused("ip", match(R"({"ct": {"key": "state"}})", R"("establishd")"));
+    CHECK(message.find("`establishd` is not a ct_state value") != std::string::npos);
+  }
+  SUBCASE("a range of negative size") {
+    const auto [message, at] = refused("ip", match(R"({"payload": {"protocol": "tcp", "field": "dport"}})",
+                                                   R"({"range": [200, 100]})"));
+    CHECK(message.find("range 200-100 has zero or negative size") != std::string::npos);
+    CHECK(at == R"({"range": [200, 100]})");
+  }
+  SUBCASE("a number wider than the field, in a match and in a mangle") {
+    CHECK(refused("ip", match(R"({"payload": {"protocol": "tcp", "field": "dport"}})", "70000")).first ==
+          "value 70000 is out of range for inet_service (0 to 65535)");
+    CHECK(refused("ip", R"([{"mangle": {"key": {"payload": {"protocol": "ip", "field": "dscp"}}, "value": 64}}])").first ==
+          "value 64 is out of range for dscp (0 to 63)");
+  }
+  SUBCASE("every refused rule of a listing is reported, and the rules between are read") {
+    const std::string doc = R"({"nftables": [{"table": {"family": "ip", "name": "t"}},
+      {"chain": {"family": "ip", "table": "t", "name": "c"}},
+      {"rule": {"family": "ip", "table": "t", "chain": "c", "expr": )" + match(R"({"ct": {"key": "state"}})", R"("establishd")") + R"(}},
+      {"rule": {"family": "ip", "table": "t", "chain": "c", "expr": [{"accept": null}]}},
+      {"rule": {"family": "ip", "table": "t", "chain": "c", "expr": )" + match(R"({"payload": {"protocol": "ip", "field": "saddr"}})", R"("10.0.0.256")") + R"(}}]})";
+    auto r = nft::parse_json("r.json", doc);
+    CHECK_FALSE(r.ok());
+    REQUIRE(r.diagnostics.size() == 2);
+    CHECK(r.diagnostics[0].where.offset < r.diagnostics[1].where.offset);
+    CHECK(r.diagnostics[1].message.find("`10.0.0.256` is not an IPv4 address") != std::string::npos);
+  }
   SUBCASE("what nft takes stays taken") {
+    CHECK(nft::parse_json("ok.json", one_rule_doc("ip", match(R"({"ct": {"key": "state"}})", R"("established")"))).ok());
     CHECK(nft::parse_json("ok.json", one_rule_doc("ip", "[" + tcp + R"(, {"dnat": {"addr": "10.0.0.1", "port": 80}}])")).ok());
     CHECK(nft::parse_json("ok.json", one_rule_doc("inet", "[" + tcp + R"(, {"counter": null}, {"accept": null}])")).ok());
   }

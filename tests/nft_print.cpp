@@ -182,6 +182,13 @@ TEST_SUITE("unit") {
     CHECK(rule("meta mark set mark or 0x4000") == "meta mark set meta mark | 0x00004000");
     CHECK(rule("ct mark set ip dscp << 2 | 0x10") == "ct mark set ip dscp << 2 | 0x10");
     CHECK(rule("ct mark set (meta mark | 16) << 8") == "ct mark set (meta mark | 0x00000010) << 8");
+    // Operators are left-associative: a right operand of the same precedence keeps its parentheses, or
+    // the printed rule would read back as a different tree (and value).
+    CHECK(rule("meta mark set 1 << (2 << 3)") == "meta mark set 0x00000001 << (2 << 3)");
+    CHECK(rule("meta mark set (1 << 2) << 3") == rule("meta mark set 1 << 2 << 3"));
+    CHECK(rule("meta mark set meta mark & (1 & 2)") == "meta mark set meta mark & (0x00000001 & 0x00000002)");
+    CHECK(rule("meta mark set meta mark ^ (1 << 3)") == "meta mark set meta mark ^ 0x00000001 << 3");
+    CHECK(rule("meta mark set 0x00000001 << (2 << 3)") == "meta mark set 0x00000001 << (2 << 3)");
     CHECK(rule("tcp dport ssh accept") == "tcp dport 22 accept");
     CHECK(rule("tcp dport { http, https } accept") == "tcp dport { 80, 443 } accept");
     CHECK(rule("ip protocol 6") == "ip protocol tcp");

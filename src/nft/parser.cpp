@@ -1658,121 +1658,6 @@ template <>
 struct action<g::vmap_tail> {
   static void apply0(state& st) { st.sx.tail_vmap = true; }
 };
-// What nft's evaluation refuses in a constant: a number wider than the field it is compared with or
-// stored into ("Value 70000 exceeds valid range 0-65535" for `tcp dport 70000`), and a dotted quad
-// with a part over 255 for an IPv4 address (nft would look it up as a host name, and fail), or any
-// other concatenation where the left is one value (nft: datatype mismatch). The right
-// side is checked as far as its shape follows the left's: a number, a range, a set's keys, a list, and
-// a concatenation item by item.
-void check_constant(const state& st, type_info want, const expr& e);
-// Types whose every name nft knows from its own tables (datatype.c, ct.c, meta.c, ...): a bare word that
-// is none of them is an error. Names nft looks up in the system (protocols, services, users, groups,
-// realms, device groups, interfaces) are not judged offline.
-bool closed_symbols(datatype t) noexcept {
-  switch (t) {
-    case datatype::nf_proto: case datatype::ether_type: case datatype::arp_op: case datatype::icmp_type:
-    case datatype::icmpv6_type: case datatype::igmp_type: case datatype::tcp_flag: case datatype::dccp_pkttype:
-    case datatype::mh_type: case datatype::boolean: case datatype::pkt_type: case datatype::ct_state:
-    case datatype::ct_dir: case datatype::ct_status: case datatype::ct_event: case datatype::fib_addrtype:
-    case datatype::dscp: case datatype::ecn: case datatype::day:
-      return true;
-    default:
-      return false;
-  }
-}
-void check_constant(const state& st, const expr& left, const expr& right) {
-  if (const auto* lc = left.get<concat_expr>()) {
-    if (const auto* rc = right.get<concat_expr>(); rc != nullptr && rc->items.size() == lc->items.size()) {
-      for (std::size_t i = 0; i < lc->items.size(); ++i) check_constant(st, lc->items[i], rc->items[i]);
-      return;
-    }
-    if (const auto* set = right.get<set_expr>()) {
-      for (const auto& el : set->elements)
-        if (el.key != nullptr) check_constant(st, left, *el.key);
-    }
-    return;
-  }
-  const type_info want = type_of(left);
-  if (want.type != datatype::invalid) check_constant(st, want, right);
-}
-
-/// What nft's evaluation refuses of a string for a fixed-size string field (an interface name: IFNAMSIZ,
-/// 16 bytes with its NUL): empty, only the wildcard `*`, or not leaving room for the NUL.
-void check_string(type_info want, std::string_view text, span where) {
-  if (want.type != datatype::ifname && want.type != datatype::string) return;
-  if (text.empty())
-    throw syntax_error{where.offset, where.length, error_code::invalid_value,
-                       "an empty string (nft: \"Empty string is not allowed\")"};
-  if (text == "*")
-    throw syntax_error{where.offset, where.length, error_code::invalid_value,
-                       "a string that is only the wildcard `*` (nft: \"All-wildcard strings are not supported\")"};
-  if (want.bits != 0 && text.size() >= want.bits / 8u)
-    throw syntax_error{where.offset, where.length, error_code::number_out_of_range,
-                       fmt::format("`{}` is {} bytes; {} takes at most {} (nft: \"String exceeds maximum length of "
-                                   "{}\")",
-                                   text, text.size(), name(want.type), want.bits / 8u - 1, want.bits / 8u)};
-}
-
-void check_constant(const state& st, type_info want, const expr& e) {
-  if (const auto* str = e.get<string_expr>()) {
-    check_string(want, str->text, e.where);
-  } else if (const auto* n = e.get<integer_expr>()) {
-    switch (want.type) {
-      case datatype::ipv4_addr: case datatype::ipv6_addr: case datatype::lladdr: case datatype::ether_addr:
-      case datatype::string: case datatype::ifname: case datatype::time: case datatype::date:
-      case datatype::hour: case datatype::verdict:
-        return;
-      default: break;
-    }
-    if (want.bits == 0 || want.bits >= 64) return;
-    const std::uint64_t max = (std::uint64_t{1} << want.bits) - 1;
-    if (n->value > max)
-      throw syntax_error{e.where.offset, e.where.length, error_code::number_out_of_range,
-                         fmt::format("value {} is out of range for {} (0 to {})", n->value, name(want.type), max)};
-  } else if (const auto* r = e.get<range_expr>()) {
-    check_constant(st, want, *r->low());
-    check_constant(st, want, *r->high());
-    const auto* lo = r->low()->get<integer_expr>();
-    const auto* hi = r->high()->get<integer_expr>();
-    if (lo != nullptr && hi != nullptr && lo->value > hi->value)
-      throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
-                         fmt::format("range {}-{} has zero or negative size (nft: \"Range has zero or negative "
-                                     "size\")",
-                                     lo->value, hi->value)};
-  } else if (const auto* sym = e.get<symbol_expr>()) {
-    check_string(want, sym->name, e.where);
-    // A number too large for nft's scanner (2^64 or more) reaches the evaluation as a word, and no type
-    // of at most 64 bits takes a word of digits ("Service out of range", "Could not resolve hostname").
-    const std::string_view w = sym->name;
-    const bool hex = w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X');
-    const bool number = !w.empty() && (hex ? w.find_first_not_of("0123456789abcdefABCDEF", 2)
-                                           : w.find_first_not_of("0123456789")) == std::string_view::npos;
-    if (number && want.bits != 0 && want.bits <= 64 && want.type != datatype::string && want.type != datatype::ifname)
-      throw syntax_error{e.where.offset, e.where.length, error_code::number_out_of_range,
-                         fmt::format("value {} is out of range for {} (it does not fit 64 bits)", w, name(want.type))};
-    if (closed_symbols(want.type) && !types::symbol_value(sym->name, want.type))
-      throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
-                         fmt::format("`{}` is not a {} value (nft: \"Could not parse {}\")", sym->name,
-                                     name(want.type), name(want.type))};
-  } else if (const auto* set = e.get<set_expr>()) {
-    for (const auto& el : set->elements)
-      if (el.key != nullptr) check_constant(st, want, *el.key);
-  } else if (const auto* list = e.get<list_expr>()) {
-    for (const auto& item : list->items) check_constant(st, want, item);
-  } else if (e.is<concat_expr>()) {
-    // `ip saddr 1.2.3.256` reads as the numbers 1 . 2 . 3 . 256: no address, and no concatenation
-    // where one value is expected
-    const std::string_view t(st.base + e.where.offset, e.where.length);
-    if (want.type == datatype::ipv4_addr && t.find_first_not_of("0123456789.") == std::string_view::npos)
-      throw syntax_error{e.where.offset, e.where.length, error_code::invalid_address,
-                         fmt::format("`{}` is not an IPv4 address (four parts of at most 255; a part with a leading 0 is "
-                                     "octal, as nft reads it)",
-                                     t)};
-    throw syntax_error{e.where.offset, e.where.length, error_code::invalid_value,
-                       fmt::format("a concatenation where one {} value is expected", name(want.type))};
-  }
-}
-
 template <>
 struct action<g::expr_stmt> {
   template <class In>
@@ -1780,7 +1665,13 @@ struct action<g::expr_stmt> {
     const expr* right = st.pop_keep();
     const expr* left = st.pop_keep();
     const span s = st.span_of(in);
-    if (!st.sx.tail_vmap) check_constant(st, *left, *right);
+    if (!st.sx.tail_vmap) {
+      try {
+        check_constant(*left, *right, st.src.text());
+      } catch (rule_problem& p) {
+        throw syntax_error{p.where.offset, p.where.length, p.code, std::move(p.message)};
+      }
+    }
     if (st.sx.tail_mangle) {
       st.stmts.push_back(stmt{s, mangle_stmt{left, right}});
     } else if (st.sx.tail_vmap) {

@@ -354,23 +354,27 @@ struct printer {
     out += '-';
     expr(*v.high(), t, true);
   }
-  void binop_operand(const nft::expr& parent_op_expr, binop op, const nft::expr& arg, const value_type& t) {
-    (void)parent_op_expr;
+  // Every operator is left-associative: a left operand needs parentheses when it binds more loosely, a
+  // right one also when it binds as tightly (`1 << (2 << 3)`). nft parenthesises only by precedence,
+  // but its evaluation folds constant right operands, so its listings never hold the second case;
+  // a script's tree can, and must print to text that reads back to the same tree.
+  void binop_operand(binop op, const nft::expr& arg, const value_type& t, bool right) {
     const auto* b = arg.get<binop_expr>();
-    const bool paren = b != nullptr && precedence(op) < precedence(b->op);
+    const bool paren = b != nullptr && (precedence(op) < precedence(b->op) ||
+                                        (right && precedence(op) == precedence(b->op)));
     if (paren) out += '(';
     expr(arg, t);
     if (paren) out += ')';
   }
-  void node(const binop_expr& v, const nft::expr& e, const value_type& t, bool) {
+  void node(const binop_expr& v, const nft::expr&, const value_type& t, bool) {
     // The left side has its own type (a selector) or the context's (a constant flag combination); the
     // right side takes the left's type, except a shift count (an integer).
     value_type lt = types::type_of(*v.left(), fam);
     if (lt.base == dtype::invalid && !lt.is_concat()) lt = t;
-    binop_operand(e, v.op, *v.left(), lt);
+    binop_operand(v.op, *v.left(), lt, false);
     put(" {} ", name(v.op));
     const bool shift = v.op == binop::lshift || v.op == binop::rshift;
-    binop_operand(e, v.op, *v.right(), shift ? of(dtype::integer) : lt);
+    binop_operand(v.op, *v.right(), shift ? of(dtype::integer) : lt, true);
   }
   void node(const concat_expr& v, const nft::expr&, const value_type& t, bool numeric) {
     for (std::size_t i = 0; i < v.items.size(); ++i) {

@@ -40,4 +40,17 @@ struct rule_problem {
 /// The first problem found, or nothing when nft would take the rule.
 [[nodiscard]] std::optional<rule_problem> check_rule(family table_family, std::span<const stmt> stmts);
 
+/// What nft's evaluation refuses in the constant `right` of a match or mangle whose other side is `left`:
+/// a number wider than the field (`tcp dport 70000`: "Value 70000 exceeds valid range 0-65535"), a word
+/// of digits of 2^64 or more, a name that is no value of a closed vocabulary (`ct state establishd`:
+/// "Could not parse ct_state"), an IPv4 address with a part over 255, a string too long or empty for
+/// an interface name, a range of zero or negative size, a concatenation where one value is expected.
+/// Sets, lists and ranges are checked element by element, concatenations item by item. `text` is the
+/// source the spans refer to, for quoting a dotted quad; empty when there is none to quote. Throws the
+/// problem as a `rule_problem`.
+void check_constant(const expr& left, const expr& right, std::string_view text);
+/// `check_constant` over the matches and mangles of a rule (nft runs the same evaluation on `nft -j -f`
+/// JSON as on text): the first problem, or nothing.
+[[nodiscard]] std::optional<rule_problem> check_constants(std::span<const stmt> stmts);
+
 }  // namespace nflens::nft

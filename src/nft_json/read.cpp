@@ -1527,7 +1527,9 @@ rule reader::rule_of(const jnode& v) {
   const auto stmts = stmt_array(need(v, "expr", "rule"), "the rule's statements (\"expr\")");
   r.stmts = keep_all(stmts);
   // nft evaluates JSON input as it does text: the same rules are refused
-  if (auto refused = check_rule(fam_, r.stmts)) {
+  auto refused = check_constants(r.stmts);
+  if (!refused) refused = check_rule(fam_, r.stmts);
+  if (refused) {
     sink_.error(refused->code, refused->where, std::move(refused->message));
     throw schema_error{};
   }
@@ -1906,7 +1908,13 @@ bool reader::listing(const std::vector<item_ref>& items, script& out) {
         run_block = b;
         run_chain = at->second;
       }
-      run.push_back(rule_of(*v));
+      // A rule that nft refuses is reported and the listing read on, so that every refused rule is
+      // reported (as nft does); the errors keep the result from being taken as complete.
+      try {
+        run.push_back(rule_of(*v));
+      } catch (const schema_error&) {
+        if (sink_.full()) throw;
+      }
     } else if (key == "set" || key == "map") {
       b->sets.push_back(set_of_object(*v, key == "map"));
     } else if (key == "flowtable") {
