@@ -19,7 +19,10 @@
 #include <nflens/nft.hpp>
 
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace nflens;
 using namespace nflens::test;
@@ -1225,4 +1228,69 @@ TEST_CASE("a rule before the dispatch that ends one ClusterIP's connections at o
     CHECK(hooks_of(g) == all_hooks);
     CHECK(compare(original, g).equivalent);
   }
+}
+
+TEST_CASE("a negated port match before the dispatch ends the connections to every other port") {
+  // found by a tester: `tcp dport != 80 drop` first in nat-prerouting kept every frontend translated at
+  // prerouting ("not port 80" was no destination the graph could take from the rest), and compare said
+  // EQUIVALENT
+  const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));
+  const int output = static_cast<int>(frontend_hook::output);
+  auto not_80 = all_hooks;  // 443, 6379 and 30080 are translated for local connections only
+  not_80["10.96.0.1:443"] = not_80["10.96.40.2:6379"] = not_80["node:30080"] = output;
+  auto only_443 = all_hooks;
+  only_443["10.96.12.34:80"] = only_443["10.96.40.2:6379"] = only_443["node:30080"] = output;
+  auto above_1024 = all_hooks;
+  above_1024["10.96.40.2:6379"] = above_1024["node:30080"] = output;
+  const std::vector<std::pair<std::string, const std::map<std::string, int>*>> cases{
+      {"tcp dport != 80 drop", &not_80},
+      {"tcp dport != { 443 } drop", &only_443},
+      {"tcp dport != { 1-1024, 8080 } drop", &above_1024},
+      {"udp dport != 53 drop", &all_hooks},  // no UDP frontend
+      {"tcp dport != 0-65535 drop", &all_hooks}};
+  for (const auto& [rule, want] : cases) {
+    CAPTURE(rule);
+    const auto g = graph_of_nft(example_with("cluster.nft", 51, "\t\t" + rule));
+    CHECK(g.unevaluated == 0);
+    CHECK(hooks_of(g) == *want);
+    CHECK(compare(original, g).equivalent == (want == &all_hooks));
+  }
+  // iptables: the same rule before the jump to KUBE-SERVICES gives the same graph
+  const auto ipt = graph_of_iptables(
+      example_with("cluster.iptables", 31, "-A PREROUTING -p tcp -m tcp ! --dport 80 -j ACCEPT"));
+  CHECK(hooks_of(ipt) == not_80);
+  CHECK(compare(ipt, graph_of_nft(example_with("cluster.nft", 51, "\t\ttcp dport != 80 drop"))).equivalent);
+}
+
+TEST_CASE("fib daddr type local on a rule that ends connections says what it assumed of the addresses") {
+  // found by a tester: `fib daddr type local drop` in a service chain decided the NodePort's node IP (from
+  // `@nodeport-ips`) and the ClusterIP silently; whether an address is the node's is not in the dump
+  const std::string text = slurp(source_root() / "examples" / "cluster" / "cluster.nft");
+  const std::string chain = "\tchain service-KHN6ECMT-shop/web/tcp/http {\n";
+  const auto at = text.find(chain);
+  REQUIRE(at != std::string::npos);
+  auto changed = text;
+  changed.insert(at + chain.size(), "\t\tfib daddr type local drop\n");
+  auto parsed = nft::parse("test.nft", changed);
+  REQUIRE(parsed.ok());
+  auto rs = nft::to_ruleset(parsed.value);
+  REQUIRE(rs.ok());
+  const auto g = build_graph(rs.value);
+  REQUIRE(g.ok());
+  REQUIRE(g.diagnostics.size() == 2);
+  CHECK(g.value.unevaluated == 2);
+  std::set<std::string> messages;
+  for (const auto& d : g.diagnostics) {
+    CHECK(d.code == error_code::unsupported_dispatch);
+    CHECK(d.file->text(d.where) == "fib daddr type local drop");
+    messages.insert(d.message);
+  }
+  CHECK(messages == std::set<std::string>{
+                        "fib daddr type local: whether 10.96.12.34 is an address of the node is not known from the "
+                        "dump; taken as not local",
+                        "fib daddr type local: whether 192.168.122.10 is an address of the node is not known from the "
+                        "dump; an address from a set is taken as possibly local: its connections are followed both "
+                        "ways"});
+  // kube-proxy's own jump on a local destination (the last rule of KUBE-SERVICES) assumes nothing to report
+  CHECK(graph_of_iptables(slurp(source_root() / "examples" / "cluster" / "cluster.iptables")).unevaluated == 0);
 }

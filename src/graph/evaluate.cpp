@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -92,6 +93,27 @@ refine refine_port(dest& d, const port_range& r) {
   d.has_port = true;
   d.port = r;
   return refine::narrowed;
+}
+
+/// The parts of `within` outside every port range of `vals[0..n)`, in order; nothing when there would be
+/// more than 8 (a negated list that long is not split into flows).
+std::optional<std::vector<port_range>> complement(port_range within, const value* vals, index n) {
+  std::vector<port_range> taken;
+  taken.reserve(n);
+  for (index i = 0; i < n; ++i) taken.push_back(vals[i].ports);
+  std::sort(taken.begin(), taken.end());
+  std::vector<port_range> out;
+  std::uint32_t from = within.first;  // the first port not yet placed
+  for (const auto& t : taken) {
+    if (t.last < from) continue;
+    if (t.first > within.last) break;
+    if (t.first > from) out.push_back({static_cast<std::uint16_t>(from), static_cast<std::uint16_t>(t.first - 1)});
+    from = std::uint32_t{t.last} + 1;
+    if (from > within.last) break;
+  }
+  if (from <= within.last) out.push_back({static_cast<std::uint16_t>(from), within.last});
+  if (out.size() > 8) return std::nullopt;
+  return out;
 }
 
 /// Destination field `k` has value `v` (a map key part or a tuple element part); other fields do not
@@ -232,6 +254,7 @@ class evaluator {
         cheap_budget_(opt.budget.cheap_base +
                       opt.budget.cheap_per_item * (std::uint64_t{p.rules.size()} + p.elements.size())) {
     reported_.assign(p.rules.size() + p.elements.size() + p.maps.size() + 1, false);
+    local_reported_.assign(p.rules.size(), 0);
     on_stack_.assign(p.chains.size(), 0);
     walked_.assign(p.chains.size(), 0);
     walk_records_.assign(p.chains.size(), {0, 0});
@@ -759,8 +782,19 @@ class evaluator {
             break;
           }
           if (c.what != field::daddr) break;
+          // Whether an address is one of the node's own is not in the dump. A ClusterIP or another address
+          // a rule names is taken as not local (ClusterIPs never are, in the iptables and nftables modes);
+          // one taken from a set (`ip daddr @nodeport-ips`) as possibly local: its connections are
+          // followed both ways. On a rule that ends connections (a drop, reject or accept before the
+          // dispatch) the assumption decides whether a frontend's connections end there: it is reported,
+          // once per rule and kind. On a jump or goto (kube-proxy's own `addrtype --dst-type LOCAL -j
+          // KUBE-NODEPORTS`) it is kube-proxy's: load-balancer and external IPs are not the node's.
+          std::string named, from_set;
           std::vector<flow> next;
           for (auto& fl : cur) {
+            const bool concrete = !fl.d.local && fl.d.has_addr && fl.d.addr_set == none;
+            if (!fl.d.local && fl.d.has_addr && (concrete ? named : from_set).empty())
+              (concrete ? named : from_set) = host_or_prefix(fl.d.addr);
             if (c.negated) {
               if (fl.d.local) continue;
               if (!fl.d.has_addr) full = false, m.precise = false;  // "not local" is not in a destination
@@ -768,8 +802,8 @@ class evaluator {
             } else {
               if (fl.d.local) {
                 next.push_back(std::move(fl));
-              } else if (fl.d.has_addr && fl.d.addr_set == none) {
-                // A concrete address (a ClusterIP, an external IP) is not taken for a local one.
+              } else if (concrete) {
+                // taken as not local: the connection does not match
               } else {
                 fl.d.local = true;
                 full = false;
@@ -777,6 +811,17 @@ class evaluator {
               }
             }
           }
+          const auto report = [&](const std::string& addr, std::uint8_t bit, std::string_view taken) {
+            auto& done = local_reported_[static_cast<std::size_t>(&r - p_.rules.data())];
+            if (addr.empty() || (done & bit) != 0 || leads_somewhere(r)) return;
+            done |= bit;
+            warn(r.origin, error_code::unsupported_dispatch,
+                 fmt::format("fib daddr type {}local: whether {} is an address of the node is not known from the "
+                             "dump; {}",
+                             c.negated ? "!= " : "", addr, taken));
+          };
+          report(named, 1, "taken as not local");
+          report(from_set, 2, "an address from a set is taken as possibly local: its connections are followed both ways");
           if (next.size() != cur.size()) full = false;
           cur = std::move(next);
           break;
@@ -829,15 +874,25 @@ class evaluator {
           std::vector<flow> next;
           for (auto& fl : cur) {
             if (c.negated) {
-              bool inside = false;
-              for (index i = 0; i < c.count; ++i)
-                inside = inside || (fl.d.has_port && vals[i].ports.first <= fl.d.port.first &&
-                                    fl.d.port.last <= vals[i].ports.last);
-              if (!inside) {
-                if (!fl.d.has_port) full = false, m.precise = false;
+              // `dport != { 80, 443 }` holds for the ports of the flow's range outside the values: at most
+              // one range more than there are values, each a flow of its own (so that a drop before the
+              // dispatch ends exactly those destinations). More ranges than a rule can mean stay one
+              // imprecise flow.
+              const auto outside = complement(fl.d.has_port ? fl.d.port : port_range{0, 65535}, vals, c.count);
+              if (!outside) {
+                full = false, m.precise = false;
                 next.push_back(std::move(fl));
+              } else if (outside->empty()) {
+                full = false;  // every port of the flow is a listed one
+              } else if (outside->size() == 1 && fl.d.has_port && outside->front() == fl.d.port) {
+                next.push_back(std::move(fl));  // none is
               } else {
                 full = false;
+                for (const auto& range : *outside) {
+                  flow g = fl;
+                  refine_port(g.d, range);
+                  next.push_back(std::move(g));
+                }
               }
               continue;
             }
@@ -1161,6 +1216,11 @@ class evaluator {
       ended_to_change(m.rest).wider.push_back(reached);
   }
 
+  /// An address without its length when the prefix is one host (`10.96.0.1`), else `address/length`.
+  static std::string host_or_prefix(const ip_prefix& p) {
+    return p.length == max_prefix_length(p.address.family) ? to_string(p.address) : to_string(p);
+  }
+
   static std::string describe_dest(const dest& d) {
     std::string s = d.local ? "a local address" : d.has_addr ? to_string(d.addr) : "any address";
     if (d.has_proto) s += fmt::format(" {}", protocol_name(d.proto));
@@ -1460,6 +1520,7 @@ class evaluator {
   evaluation ev_;
   stage stage_ = stage::nat;
   std::vector<bool> reported_;
+  std::vector<std::uint8_t> local_reported_;  // per rule: fib-local assumptions reported (1: named, 2: from a set)
   std::vector<std::uint8_t> on_stack_;
   std::vector<std::uint8_t> walked_;
   std::vector<std::pair<index, index>> walk_records_;  // per walked chain: the frontend records its walk made
