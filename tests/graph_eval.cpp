@@ -1230,10 +1230,10 @@ TEST_CASE("a rule before the dispatch that ends one ClusterIP's connections at o
   }
 }
 
-TEST_CASE("a negated port match before the dispatch ends the connections to every other port") {
+TEST_CASE("a negated match before the dispatch ends the connections to every other port, protocol or address") {
   // found by a tester: `tcp dport != 80 drop` first in nat-prerouting kept every frontend translated at
   // prerouting ("not port 80" was no destination the graph could take from the rest), and compare said
-  // EQUIVALENT
+  // EQUIVALENT; so did `meta l4proto != udp drop` and `ip daddr != 10.96.12.34 drop`
   const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));
   const int output = static_cast<int>(frontend_hook::output);
   auto not_80 = all_hooks;  // 443, 6379 and 30080 are translated for local connections only
@@ -1242,12 +1242,23 @@ TEST_CASE("a negated port match before the dispatch ends the connections to ever
   only_443["10.96.12.34:80"] = only_443["10.96.40.2:6379"] = only_443["node:30080"] = output;
   auto above_1024 = all_hooks;
   above_1024["10.96.40.2:6379"] = above_1024["node:30080"] = output;
+  auto only_12_34 = not_80;  // every address but 10.96.12.34 (10.96.50.5:80 is not translated at all)
+  only_12_34["10.96.12.34:80"] = all_hooks.at("10.96.12.34:80");
+  auto outside_service_cidr = all_hooks;  // the NodePort's node address
+  outside_service_cidr["node:30080"] = output;
+  auto every_tcp = not_80;
+  every_tcp["10.96.12.34:80"] = output;
   const std::vector<std::pair<std::string, const std::map<std::string, int>*>> cases{
       {"tcp dport != 80 drop", &not_80},
       {"tcp dport != { 443 } drop", &only_443},
       {"tcp dport != { 1-1024, 8080 } drop", &above_1024},
       {"udp dport != 53 drop", &all_hooks},  // no UDP frontend
-      {"tcp dport != 0-65535 drop", &all_hooks}};
+      {"tcp dport != 0-65535 drop", &all_hooks},
+      {"ip daddr != 10.96.12.34 drop", &only_12_34},
+      {"ip daddr != 10.96.0.0/12 drop", &outside_service_cidr},
+      {"meta l4proto != udp drop", &every_tcp},
+      {"ip protocol != { udp, sctp } drop", &every_tcp},
+      {"meta l4proto != tcp drop", &all_hooks}};
   for (const auto& [rule, want] : cases) {
     CAPTURE(rule);
     const auto g = graph_of_nft(example_with("cluster.nft", 51, "\t\t" + rule));

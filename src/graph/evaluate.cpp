@@ -182,7 +182,10 @@ struct ended_set {
   /// destination they cover ended with them. Few (rules before the dispatch); searched in order.
   std::vector<dest> wider;
   [[nodiscard]] bool contains(const dest& d) const {
-    if (std::any_of(wider.begin(), wider.end(), [&](const dest& w) { return dest_covers(w, d); })) return true;
+    const auto covers = [&](const dest& w) { return dest_covers(w, d); };
+    // (a destination outside the one excluded prefix ended too: `ip daddr != P drop` ends 10.96.0.1:443)
+    if (std::any_of(wider.begin(), wider.end(), covers) || std::any_of(all_but_one.begin(), all_but_one.end(), covers))
+      return true;
     if (!d.exact()) return false;
     const auto [lo, hi] = by_hash.equal_range(dest_hash(d));
     return std::any_of(lo, hi, [&](const auto& kv) { return dest_equal(kv.second, d); });
@@ -831,13 +834,27 @@ class evaluator {
           std::vector<flow> next;
           for (auto& fl : cur) {
             if (c.negated) {
-              bool hit = false;
-              for (index i = 0; i < c.count; ++i) hit = hit || (fl.d.has_proto && fl.d.proto == vals[i].proto);
-              if (!hit) {
-                if (!fl.d.has_proto) full = false, m.precise = false;  // "not this protocol" is not either
-                next.push_back(std::move(fl));
-              } else {
-                full = false;
+              const auto listed = [&](l4_protocol p) {
+                for (index i = 0; i < c.count; ++i)
+                  if (vals[i].proto == p) return true;
+                return false;
+              };
+              if (fl.d.has_proto) {
+                if (listed(fl.d.proto))
+                  full = false;
+                else
+                  next.push_back(std::move(fl));
+                continue;
+              }
+              // `meta l4proto != udp`: of the protocols with ports (the only ones a frontend has), a flow
+              // for each that is not listed, so that a drop before the dispatch ends exactly those
+              full = false;
+              for (const auto p : {l4_protocol::tcp, l4_protocol::udp, l4_protocol::sctp, l4_protocol::udplite,
+                                   l4_protocol::dccp}) {
+                if (listed(p)) continue;
+                flow g = fl;
+                refine_proto(g.d, p);
+                next.push_back(std::move(g));
               }
               continue;
             }
