@@ -222,6 +222,21 @@ TEST_SUITE("unit") {
     CHECK(rule("tcp dport { 22 counter }") == "tcp dport { 22 counter packets 0 bytes 0 }");
   }
 
+  TEST_CASE("nft print: a prefix is stored without its host bits, in rules and in set elements") {
+    // as nft 1.0.6 lists them after `nft -f`
+    CHECK(rule("ip saddr 1.2.3.4/24") == "ip saddr 1.2.3.0/24");
+    CHECK(rule("ip saddr != 1.2.3.4/24") == "ip saddr != 1.2.3.0/24");
+    CHECK(rule("ip saddr { 1.2.3.4/24, 5.6.7.8 }") == "ip saddr { 1.2.3.0/24, 5.6.7.8 }");
+    CHECK(rule("ip daddr . tcp dport { 1.2.3.4/24 . 80 }") == "ip daddr . tcp dport { 1.2.3.0/24 . 80 }");
+    CHECK(rule("ip6 saddr ::1/64", "ip6") == "ip6 saddr ::/64");
+    CHECK(rule("ip saddr 10.0.0.0/8") == "ip saddr 10.0.0.0/8");
+    CHECK(rule("ip saddr 10.0.0.1/32") == "ip saddr 10.0.0.1");
+    const auto text = listed(
+        "table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { 1.2.3.4/24 }\n\t}\n}\n"
+        "add element ip t s { 5.6.7.8/16 }\n");
+    CHECK(text.find("elements = { 1.2.3.0/24, 5.6.0.0/16 }") != std::string::npos);
+  }
+
   TEST_CASE("nft print: an element timeout of 0s is none, as the kernel lists it") {
     CHECK(rule("update @s { ip saddr timeout 0s }") == "update @s { ip saddr }");
     CHECK(rule("update @s { ip saddr timeout 5s }") == "update @s { ip saddr timeout 5s }");

@@ -655,13 +655,80 @@ class applier {
     return arena_->store(std::span<const stmt>(*out));
   }
   element kernel_element(const element& el) {
-    if (el.options == nullptr || !needs_kernel_form(el.options->stmts)) return el;
+    element out = el;
+    out.key = masked(el.key);
+    if (el.options == nullptr || !needs_kernel_form(el.options->stmts)) return out;
     element_options o = *el.options;
     o.stmts = kernel_stmts(o.stmts);
-    element out = el;
     arena_used_ = true;
     out.options = arena_->store_one(o);
     return out;
+  }
+
+  /// The kernel's form of a prefix: the bits past its length cleared (`1.2.3.4/24` is stored, and listed,
+  /// as `1.2.3.0/24`; nft's evaluation masks every prefix constant, in a match, a set and a
+  /// concatenation), and a full-length one an address (`10.0.0.1/32` is `10.0.0.1`). `e` itself when
+  /// nothing changes.
+  const expr* masked(const expr* e) {
+    if (e == nullptr) return e;
+    if (const auto* p = e->get<prefix_expr>()) {
+      const auto* a = p->value == nullptr ? nullptr : p->value->get<address_expr>();
+      if (a == nullptr) return e;
+      const ip_address addr = a->address();
+      if (p->length > max_prefix_length(addr.family)) return e;
+      if (p->length == max_prefix_length(addr.family)) return p->value;  // one address: listed as it
+      const ip_address mask = mask_of(addr.family, p->length);
+      ip_address out = addr;
+      for (std::size_t i = 0; i < out.bytes.size(); ++i) out.bytes[i] &= mask.bytes[i];
+      if (out == addr) return e;
+      arena_used_ = true;
+      const expr* value = arena_->store_one(expr{p->value->where, address_expr(out, *arena_)});
+      return arena_->store_one(expr{e->where, prefix_expr{value, p->length}});
+    }
+    if (const auto* set = e->get<set_expr>()) {
+      std::vector<element> els;
+      for (std::size_t i = 0; i < set->elements.size(); ++i) {
+        const expr* key = masked(set->elements[i].key);
+        if (key == set->elements[i].key) continue;
+        if (els.empty()) els.assign(set->elements.begin(), set->elements.end());
+        els[i].key = key;
+      }
+      if (els.empty()) return e;
+      arena_used_ = true;
+      return arena_->store_one(expr{e->where, set_expr{arena_->store(std::span<const element>(els))}});
+    }
+    if (const auto* c = e->get<concat_expr>()) {
+      std::vector<expr> items;
+      for (std::size_t i = 0; i < c->items.size(); ++i) {
+        const expr* item = masked(&c->items[i]);
+        if (item == &c->items[i]) continue;
+        if (items.empty()) items.assign(c->items.begin(), c->items.end());
+        items[i] = *item;
+      }
+      if (items.empty()) return e;
+      arena_used_ = true;
+      return arena_->store_one(expr{e->where, concat_expr{arena_->store(std::span<const expr>(items))}});
+    }
+    return e;
+  }
+  /// A rule with the prefixes of its matches in the kernel's form (see `masked`); `r` when none changes.
+  rule with_masked_prefixes(const rule& r) {
+    std::vector<stmt> out;
+    for (std::size_t i = 0; i < r.stmts.size(); ++i) {
+      const auto* m = r.stmts[i].get<match_stmt>();
+      if (m == nullptr) continue;
+      const expr* right = masked(m->right);
+      if (right == m->right) continue;
+      if (out.empty()) out.assign(r.stmts.begin(), r.stmts.end());
+      match_stmt changed = *m;
+      changed.right = right;
+      out[i].value = changed;
+    }
+    if (out.empty()) return r;
+    rule copy = r;
+    arena_used_ = true;
+    copy.stmts = arena_->store(std::span<const stmt>(out));
+    return copy;
   }
 
   /// nft's evaluation of a match against a one-element anonymous set: the element itself.
@@ -707,7 +774,7 @@ class applier {
     ruleset_table& t = rs_.tables[ti];
     table_index& ix = index_[ti];
     auto& rules = t.chains[ci].rules;
-    rule nr = evaluate ? normalised(r) : r;
+    rule nr = with_masked_prefixes(evaluate ? normalised(r) : r);
     nr.stmts = listed_stmts(kernel_stmts(nr.stmts), t.fam);
     ix.next_handle += anonymous_sets(nr);
     if (nr.handle == 0) nr.handle = ix.next_handle;
@@ -888,7 +955,8 @@ class applier {
       for (const auto& el : els) set.elements.push_back(kernel_element(el));
       return;
     }
-    for (const auto& el : els) {
+    for (const auto& given : els) {
+      const element el = kernel_element(given);
       if (const auto at = find_element(ti, si, *el.key)) {
         if (exclusive) {
           fail(error_code::object_exists, fmt::format("element already exists in set {} (File exists)", set.name),
@@ -906,7 +974,7 @@ class applier {
         continue;
       }
       const auto i = static_cast<std::uint32_t>(set.elements.size());
-      set.elements.push_back(kernel_element(el));
+      set.elements.push_back(el);
       keys_of(ti, si).emplace(key_hash(*el.key), i);
     }
   }
