@@ -53,6 +53,11 @@ void check_constant_pair(const expr& left, const expr& right, std::string_view t
     }
     return;
   }
+  // `ip dscp & 0x4f == 0`: the mask is a value of the selector's type
+  if (const auto* b = left.get<binop_expr>(); b != nullptr && b->op != binop::lshift && b->op != binop::rshift) {
+    const type_info inner = type_of(*b->left());
+    if (inner.type != datatype::invalid) check_constant(inner, *b->right(), text);
+  }
   const type_info want = type_of(left);
   if (want.type != datatype::invalid) check_constant(want, right, text);
 }
@@ -74,9 +79,66 @@ void check_string(type_info want, std::string_view text, span where) {
                                    text, text.size(), name(want.type), want.bits / 8u - 1, want.bits / 8u)};
 }
 
+/// Reads `n` digits or fewer from the front of `t` (at least one) as a number.
+std::optional<unsigned> leading_number(std::string_view& t, std::size_t n) {
+  std::size_t i = 0;
+  unsigned v = 0;
+  while (i < t.size() && i < n && t[i] >= '0' && t[i] <= '9') v = v * 10 + static_cast<unsigned>(t[i++] - '0');
+  if (i == 0) return std::nullopt;
+  t.remove_prefix(i);
+  return v;
+}
+/// The quoted forms of `meta day`, `meta hour` and `meta time` (meta.c): a day's English name
+/// (`"Monday"`); a time of day `"H[:M[:S]]"` below 24:00; a date `"YYYY-MM-DD[ ...]"`.
+void check_time_string(datatype t, std::string_view text, span where) {
+  const auto refuse = [&](std::string_view what, std::string_view nft) {
+    throw rule_problem{where, error_code::invalid_value, fmt::format("`\"{}\"` is not {} (nft: \"{}\")", text, what, nft)};
+  };
+  if (t == datatype::day && !types::symbol_value(text, t))
+    refuse("a day of the week (Sunday to Saturday, capitalised)", "Could not parse Day of week of packet reception");
+  if (t == datatype::hour) {
+    std::string_view rest = text;
+    const unsigned limits[3] = {23, 59, 60};  // (strptime's %S takes a leap second)
+    bool ok = true;
+    for (int part = 0; part < 3 && ok; ++part) {
+      const auto v = leading_number(rest, 2);
+      ok = v.has_value() && *v <= limits[part];
+      if (!ok || rest.empty()) break;
+      ok = part < 2 && rest.front() == ':';
+      rest.remove_prefix(1);
+    }
+    if (!ok || !rest.empty()) refuse("a time of day from 00:00 to 23:59:60", "wrong time format");
+  }
+  if (t == datatype::date) {
+    std::string_view rest = text;
+    const auto y = leading_number(rest, 4);
+    const bool dash1 = !rest.empty() && rest.front() == '-';
+    if (dash1) rest.remove_prefix(1);
+    const auto m = dash1 ? leading_number(rest, 2) : std::nullopt;
+    const bool dash2 = !rest.empty() && rest.front() == '-';
+    if (dash2) rest.remove_prefix(1);
+    const auto d = dash2 ? leading_number(rest, 2) : std::nullopt;
+    if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31 || (!rest.empty() && rest.front() != ' '))
+      refuse("a date, \"YYYY-MM-DD\" with an optional time of day", "Cannot parse date");
+  }
+}
+
 void check_constant(type_info want, const expr& e, std::string_view text) {
   if (const auto* str = e.get<string_expr>()) {
     check_string(want, str->text, e.where);
+    check_time_string(want.type, str->text, e.where);
+  } else if (const auto* a = e.get<address_expr>()) {
+    const bool v6 = a->v6 != nullptr;
+    if ((want.type == datatype::ipv4_addr && v6) || (want.type == datatype::ipv6_addr && !v6))
+      throw rule_problem{e.where, error_code::invalid_address,
+                         fmt::format("`{}` is an {} address where an {} one is expected (nft: \"Address family for "
+                                     "hostname not supported\")",
+                                     to_string(a->address()), v6 ? "IPv6" : "IPv4", v6 ? "IPv4" : "IPv6")};
+  } else if (const auto* b = e.get<binop_expr>()) {
+    // `ip dscp set ip dscp & 0x4f`, `ct event set new or foobar`: the constants of &, | and ^ are values of
+    // the type; a shift's right side is a count
+    check_constant(want, *b->left(), text);
+    if (b->op != binop::lshift && b->op != binop::rshift) check_constant(want, *b->right(), text);
   } else if (const auto* n = e.get<integer_expr>()) {
     switch (want.type) {
       case datatype::ipv4_addr: case datatype::ipv6_addr: case datatype::lladdr: case datatype::ether_addr:
@@ -85,6 +147,14 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
         return;
       default: break;
     }
+    // a day of the week is 0 (Sunday) to 6; a ct label is a bit number, 0 to 127 (ct.c ct_label_type_parse)
+    if (want.type == datatype::day && n->value > 6)
+      throw rule_problem{e.where, error_code::number_out_of_range,
+                         fmt::format("value {} is out of range for day (0 to 6)", n->value)};
+    if (want.type == datatype::ct_label && n->value > 127)
+      throw rule_problem{e.where, error_code::number_out_of_range,
+                         fmt::format("ct label bit {} is out of range (0 to 127; nft: \"bit {} out of range\")",
+                                     n->value, n->value)};
     if (want.bits == 0 || want.bits >= 64) return;
     const std::uint64_t max = (std::uint64_t{1} << want.bits) - 1;
     if (n->value > max)
@@ -100,6 +170,11 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
                          fmt::format("range {}-{} has zero or negative size (nft: \"Range has zero or negative "
                                      "size\")",
                                      lo->value, hi->value)};
+    const auto* tlo = r->low()->get<time_expr>();
+    const auto* thi = r->high()->get<time_expr>();
+    if (tlo != nullptr && thi != nullptr && tlo->milliseconds > thi->milliseconds)
+      throw rule_problem{e.where, error_code::invalid_value,
+                         "a range of durations that goes down (nft: \"Range has zero or negative size\")"};
   } else if (const auto* sym = e.get<symbol_expr>()) {
     check_string(want, sym->name, e.where);
     // A number too large for nft's scanner (2^64 or more) reaches the evaluation as a word, and no type
@@ -145,6 +220,8 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
 
 // The state of the checks along one rule's statements.
 struct rule_context {
+  family table_family = family::ip;
+  const expr* ether_type_at = nullptr;  // an `ether type` match for a protocol other than a VLAN's
   bool several_families = false;  // the table's family holds packets of ip and ip6 (inet, bridge, netdev)
   // an earlier match may tell the network protocol (icmp, ether type, ct l3proto, ip options, ip6
   // extension headers, ...): the ct address check then stays silent rather than refuse what nft takes
@@ -224,6 +301,11 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
     }
     // (a tcp option or an sctp chunk is not a transport protocol match for nft: `tcp option maxseg size
     // 1400 redirect to :80` is refused)
+    // a VLAN header follows an ether type of 802.1Q (nft adds that dependency): not one of ip, arp, ...
+    if (p->protocol == header::vlan && c.ether_type_at != nullptr)
+      throw rule_problem{e.where, error_code::invalid_value,
+                         "a vlan header after an ether type match for another protocol (nft: \"conflicting protocols "
+                         "specified: ether vs. vlan\")"};
     switch (p->protocol) {
       case header::icmp: case header::igmp: case header::icmpv6:
         if (c.implied == nfproto::none) c.implied = p->protocol == header::icmpv6 ? nfproto::ip6 : nfproto::ip;
@@ -261,6 +343,36 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
   } else if (const auto* m = e.get<meta_expr>()) {
     c.transport = c.transport || (equal && m->key == meta_key::l4proto);
     if (m->key == meta_key::nfproto && !c.nfproto_at) c.nfproto_at = &e;
+    // the bridge port keys come from the kernel's bridge meta module, which only the bridge family has
+    const bool bridge_only = m->key == meta_key::ibrname || m->key == meta_key::obrname ||
+                             m->key == meta_key::ibrpvid || m->key == meta_key::ibrvproto;
+    if (bridge_only && c.table_family != family::bridge)
+      throw rule_problem{e.where, error_code::invalid_value,
+                         fmt::format("meta {} in a table of family {}: bridge port keys exist in the bridge family only "
+                                     "(the kernel: \"Operation not supported\")",
+                                     name(m->key), name(c.table_family))};
+  } else if (const auto* f = e.get<fib_expr>()) {
+    // fib.c fib_expr_evaluate / the kernel's nft_fib_init
+    const auto has = [&](fib_flag x) { return (f->flags & static_cast<std::uint8_t>(x)) != 0; };
+    const auto refuse = [&](std::string_view what) {
+      throw rule_problem{e.where, error_code::invalid_value, fmt::format("fib: {} (nft: \"fib: {}\")", what, what)};
+    };
+    if (has(fib_flag::saddr) && has(fib_flag::daddr)) refuse("saddr and daddr are mutually exclusive");
+    if (has(fib_flag::iif) && has(fib_flag::oif)) refuse("iif and oif are mutually exclusive");
+    if (!has(fib_flag::saddr) && !has(fib_flag::daddr)) refuse("need either saddr or daddr");
+  } else if (const auto* rt = e.get<rt_expr>()) {
+    if (rt->key == rt_key::nexthop) {
+      if (rt->protocol == nfproto::none && c.table_family == family::inet && c.known() == nfproto::none)
+        throw rule_problem{e.where, error_code::invalid_value,
+                           "rt nexthop in a table of ip and ip6 packets needs `rt ip nexthop` or `rt ip6 nexthop`, or "
+                           "a match that tells the family before it (nft: \"cannot determine ip protocol version\")"};
+      if ((rt->protocol == nfproto::ip6 && c.table_family == family::ip) ||
+          (rt->protocol == nfproto::ip && c.table_family == family::ip6))
+        throw rule_problem{e.where, error_code::invalid_value,
+                           fmt::format("rt {} nexthop in a table of family {} (nft: \"{} nexthop will not match\")",
+                                       rt->protocol == nfproto::ip ? "ip" : "ip6", name(c.table_family),
+                                       rt->protocol == nfproto::ip ? "ip" : "ip6")};
+    }
 
   } else if (const auto* b = e.get<binop_expr>()) {
     scan_selectors(*b->left(), equal, c);
@@ -374,6 +486,27 @@ nfproto ether_type_family(const match_stmt& m) noexcept {
   return nfproto::none;
 }
 
+/// Whether an `ether type` value is a VLAN tag's (802.1Q or 802.1ad), which a vlan header follows.
+bool vlan_ether_type(const expr& v) noexcept {
+  if (const auto* sy = v.get<symbol_expr>()) return sy->name == "8021q" || sy->name == "8021ad" || sy->name == "vlan";
+  if (const auto* i = v.get<integer_expr>()) return i->value == 0x8100 || i->value == 0x88a8;
+  return true;  // a set or anything else: not judged
+}
+
+/// nft's checks of a log statement's options (evaluate.c stmt_evaluate_log): `group`, `snaplen` and
+/// `queue-threshold` log through nflog, which has no level and no flags; `level audit` takes no other
+/// option.
+void check_log(const log_stmt& l, const stmt& s) {
+  const auto refuse = [&s](std::string_view message) { throw rule_problem{s.where, error_code::invalid_value, std::string(message)}; };
+  const bool nflog = (l.present & (2 | 4 | 8)) != 0;
+  if (nflog && (l.present & 1) != 0)
+    refuse("log level with group, snaplen or queue-threshold (nft: \"level and group are mutually exclusive\")");
+  if (nflog && l.flags != 0)
+    refuse("log flags with group, snaplen or queue-threshold (nft: \"flags and group are mutually exclusive\")");
+  if ((l.present & 1) != 0 && l.level == log_level::audit && (l.prefix != nullptr || l.flags != 0))
+    refuse("log level audit with another option (nft: \"log level audit doesn't support any further options\")");
+}
+
 /// nft's checks of a reject statement against the table's family and the rule's matches.
 void check_reject(family table_family, const rule_context& c, const reject_stmt& r, const stmt& s) {
   const auto refuse = [&s](std::string message) { throw rule_problem{s.where, error_code::invalid_value, std::move(message)}; };
@@ -384,10 +517,19 @@ void check_reject(family table_family, const rule_context& c, const reject_stmt&
     refuse(fmt::format("reject with icmpx in a table of family {}: use icmp or icmpv6 (nft: \"abstracted ICMP "
                        "unreachable not supported\")",
                        name(table_family)));
+  if (r.code != nullptr && r.type != reject_type::unspecified && r.type != reject_type::tcp_reset)
+    if (const auto* sy = r.code->get<symbol_expr>(); sy != nullptr && !types::reject_code_value(sy->name, r.type))
+      throw rule_problem{r.code->where, error_code::invalid_value,
+                         fmt::format("`{}` is not an {} code (nft: \"Could not parse {} code\")", sy->name, name(r.type),
+                                     name(r.type))};
+  // in the bridge and netdev families a reject answers ip and ip6 packets only
+  if ((table_family == family::bridge || table_family == family::netdev) && c.ether_type_at != nullptr &&
+      c.ether == nfproto::none)
+    refuse("reject after an ether type match for a protocol other than ip and ip6 (nft: \"cannot reject this network "
+           "family\")");
   const nfproto fam = table_family == family::ip    ? nfproto::ip
                       : table_family == family::ip6 ? nfproto::ip6
-                      : table_family == family::inet ? c.known()
-                                                     : nfproto::none;
+                                                    : c.known();
   if ((r.type == reject_type::icmp && fam == nfproto::ip6) || (r.type == reject_type::icmpv6 && fam == nfproto::ip))
     refuse(fmt::format("reject with {} for {} packets (nft: \"conflicting protocols specified: ip vs ip6\")",
                        r.type == reject_type::icmp ? "icmp" : "icmpv6", fam == nfproto::ip ? "ip" : "ip6"));
@@ -399,6 +541,7 @@ bool is_terminal(const stmt& s) noexcept {
 }
 void check_all(family table_family, std::span<const stmt> stmts) {
   rule_context c;
+  c.table_family = table_family;
   c.several_families = table_family == family::inet || table_family == family::bridge || table_family == family::netdev;
   for (std::size_t i = 0; i < stmts.size(); ++i) {
     const stmt& s = stmts[i];
@@ -407,7 +550,29 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                          "a statement after a terminal statement has no effect (nft: \"Statement after terminal "
                          "statement has no effect\")"};
     if (const auto* m = s.get<match_stmt>()) {
+      if (m->op == relational_op::neg && m->left->is<binop_expr>())
+        throw rule_problem{s.where, error_code::invalid_value,
+                           "`!` on a masked value; write `!=` (nft: \"cannot combine negation with binary expression\")"};
+      // a raw payload of no bits holds only 0
+      if (const auto* raw = m->left->get<payload_expr>(); raw != nullptr && raw->protocol == header::raw &&
+                                                            raw->length == 0)
+        if (const auto* v = m->right->get<integer_expr>(); v != nullptr && v->value != 0)
+          throw rule_problem{m->right->where, error_code::number_out_of_range,
+                             fmt::format("value {} is out of range for a payload of 0 bits (nft: \"Value {} exceeds "
+                                         "valid range 0-0\")",
+                                         v->value, v->value)};
       scan_selectors(*m->left, m->op != relational_op::neq, c);
+      // `rt nexthop` without ip/ip6 is an address of the table's family
+      if (const auto* rt = m->left->get<rt_expr>(); rt != nullptr && rt->key == rt_key::nexthop &&
+                                                    rt->protocol == nfproto::none &&
+                                                    (table_family == family::ip || table_family == family::ip6))
+        check_constant(type_info{table_family == family::ip ? datatype::ipv4_addr : datatype::ipv6_addr,
+                                 static_cast<std::uint16_t>(table_family == family::ip ? 32 : 128)},
+                       *m->right, {});
+      if (const auto* p = m->left->get<payload_expr>(); p != nullptr && p->protocol == header::ether &&
+                                                          p->field == header_field::type && m->op != relational_op::neq &&
+                                                          c.ether_type_at == nullptr && !vlan_ether_type(*m->right))
+        c.ether_type_at = m->left;
       if (!neutral_for_family(*m->left)) c.family_maybe_known = true;
       // in an ip or ip6 table nft takes `ct [original|reply] protocol P` as the transport protocol
       // (in an inet table once the rule's matches tell the family)
@@ -419,6 +584,11 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         if (c.l4 == 0) c.l4 = protocol_value(*m->right);
       }
       if (c.ether == nfproto::none) c.ether = ether_type_family(*m);
+      if (c.implied == nfproto::none)
+        if (const auto* mk = m->left->get<meta_expr>(); mk != nullptr && mk->key == meta_key::protocol &&
+                                                        m->op != relational_op::neq)
+          if (const auto* sy = m->right->get<symbol_expr>())
+            c.implied = sy->name == "ip" ? nfproto::ip : sy->name == "ip6" ? nfproto::ip6 : nfproto::none;
       if (c.implied == nfproto::none) c.implied = c.ether;
       // `ct saddr 1.2.3.4` in an ip6 table (and an IPv6 address in an ip table): the address is read as
       // the table's family
@@ -450,6 +620,8 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       scan_selectors(*mg->value, true, c);  // the map's key: `meta mark set tcp dport map { 22 : 1 }`
     } else if (const auto* rj = s.get<reject_stmt>()) {
       check_reject(table_family, c, *rj, s);
+    } else if (const auto* lg = s.get<log_stmt>()) {
+      check_log(*lg, s);
     } else if (const auto* t = s.get<tproxy_stmt>()) {
       if (table_family != family::ip && table_family != family::ip6 && table_family != family::inet)
         throw rule_problem{s.where, error_code::invalid_value,
@@ -466,8 +638,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       const expr* hi = q->number;
       const auto* range = hi->get<range_expr>();
       if (range != nullptr) hi = range->high();
-      if ((q->flags & static_cast<std::uint8_t>(queue_flag::fanout)) != 0 && range == nullptr &&
-          q->number->is<integer_expr>())
+      if ((q->flags & static_cast<std::uint8_t>(queue_flag::fanout)) != 0 && range == nullptr)
         throw rule_problem{q->number->where, error_code::invalid_value,
                            "queue fanout needs a range of queue numbers (nft: \"fanout requires a range to be "
                            "specified\")"};
@@ -481,6 +652,15 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       if (const auto* n = hi->get<integer_expr>(); n != nullptr && n->value > 65535)
         throw rule_problem{hi->where, error_code::number_out_of_range,
                            fmt::format("queue number {} is out of range (0 to 65535)", n->value)};
+      // a queue number from numgen or a hash: offset + modulus - 1 at most
+      std::uint64_t top = 0;
+      if (const auto* g = q->number->get<numgen_expr>()) top = std::uint64_t{g->offset} + g->modulus;
+      if (const auto* h = q->number->get<hash_expr>()) top = std::uint64_t{h->spec->offset} + h->spec->modulus;
+      if (top > 65536)
+        throw rule_problem{q->number->where, error_code::number_out_of_range,
+                           fmt::format("the queue numbers this gives go up to {}, past 65535 (nft: \"queue expression "
+                                       "max value exceeds 65535\")",
+                                       top - 1)};
     } else if (const auto* n = s.get<nat_stmt>()) {
       // (the family comes from what the rule matched before, not from a map's key; a transport protocol
       // does: `redirect to :tcp dport map { ... }`)

@@ -575,9 +575,9 @@ type_info type_of(const expr& e) noexcept {
   if (const auto* r = e.get<rt_expr>()) return type_of(*r);
   if (const auto* s = e.get<socket_expr>()) {
     switch (s->key) {
-      case socket_key::transparent:  // socket.c: integer_type, listed `socket transparent 1`
-      case socket_key::wildcard:
-        return t(dt::integer, 8);
+      case socket_key::transparent:  // socket.c: integer_type, listed `socket transparent 1`; one bit (nft
+      case socket_key::wildcard:     // refuses 2: "Value 2 exceeds valid range 0-1")
+        return t(dt::integer, 1);
       case socket_key::mark:
         return t(dt::mark, 32);
       case socket_key::cgroupv2:
