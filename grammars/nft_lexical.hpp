@@ -81,9 +81,14 @@ struct keyword_rule : leaf<keyword_rule<SlashEnds, Cs...>> {
   template <class Input>
   [[nodiscard]] static bool match(Input& in) noexcept {
     const std::size_t avail = in.size(size + 1);
-    if (avail < size || std::memcmp(in.current(), chars, size) != 0) return false;
+    if (avail < size) return false;
+    // Character by character, not memcmp: the compiler unrolls these few compares, where a call to
+    // memcmp costs more than the compare itself (keywords are tried millions of times in a large dump).
+    const char* p = in.current();
+    for (std::size_t i = 0; i < size; ++i)
+      if (p[i] != chars[i]) return false;
     if (avail > size) {
-      const char c = in.current()[size];
+      const char c = p[size];
       if (is_ident_other(c) && !(SlashEnds && c == '/')) return false;
     }
     in.bump_in_this_line(size);
