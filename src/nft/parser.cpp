@@ -814,10 +814,15 @@ struct control : pegtl::normal<Rule> {
       st.marks.pop_back();
     }
     if constexpr (traits<Rule>::nested) --st.depth;
-    if (st.diagnose && st.lookahead == 0) {
-      std::string what = expected_of<Rule>();
-      if (!what.empty()) st.note_failure(in.current(), std::move(what));
-    }
+    if (st.diagnose && st.lookahead == 0) [[unlikely]]
+      note_expected(in, st);
+  }
+  /// Diagnose mode's record of what was expected, out of line: `failure` runs at every rule that fails
+  /// (millions of times in a large dump) and stays a few inlined instructions outside diagnose mode.
+  template <class Input>
+  [[gnu::cold, gnu::noinline]] static void note_expected(const Input& in, state& st) {
+    std::string what = expected_of<Rule>();
+    if (!what.empty()) st.note_failure(in.current(), std::move(what));
   }
   template <class Input>
   [[noreturn]] static void raise(const Input& in, state& st) {
