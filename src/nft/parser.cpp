@@ -157,8 +157,10 @@ struct table_counts {
 table_counts count_table_lines(std::string_view rest, std::size_t& budget) noexcept {
   table_counts n;
   if (rest.size() > budget) return n;
+  // The first letter first: most lines (rules, braces) differ there, without a call to compare the rest.
   const auto word = [](std::string_view line, std::string_view w) {
-    return line.size() > w.size() && line.starts_with(w) && (line[w.size()] == ' ' || line[w.size()] == '\t');
+    return line.size() > w.size() && line[0] == w[0] && line.starts_with(w) &&
+           (line[w.size()] == ' ' || line[w.size()] == '\t');
   };
   std::size_t at = 0;
   while (at < rest.size()) {
