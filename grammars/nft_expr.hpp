@@ -331,14 +331,17 @@ struct value_token {
       // Look at the run of address characters to pick the candidates.
       bool colon = false;
       bool dot = false;
+      bool dot_first = false;  // a '.' before the first ':', which no IPv6 address has (see ip6addr)
       const char* q = p;
       while (q != end && (is_hex(*q) || *q == ':' || *q == '.')) {
         colon |= *q == ':';
+        dot_first |= *q == '.' && !colon;
         dot |= *q == '.';
         ++q;
       }
       if (colon) {
-        if (Control<ip6addr>::template match<A, M, Action, Control>(in, st...)) return true;
+        // `10.0.0.1:80` (a DNAT target) goes straight to the IPv4 address.
+        if (!dot_first && Control<ip6addr>::template match<A, M, Action, Control>(in, st...)) return true;
         if (Control<macaddr>::template match<A, M, Action, Control>(in, st...)) return true;
         if (Control<classid>::template match<A, M, Action, Control>(in, st...)) return true;
       }

@@ -187,11 +187,14 @@ struct symbol_word : leaf<symbol_word> {
     const char* p = in.current();
     const char* end = in.end();
     const std::string_view rest(p, static_cast<std::size_t>(end - p));
-    for (std::string_view special : {std::string_view("8021q"), std::string_view("8021ad")}) {
-      if (rest.substr(0, special.size()) == special &&
-          (rest.size() == special.size() || !is_ident_other(rest[special.size()]))) {
-        in.bump_in_this_line(special.size());
-        return true;
+    // scanner.l's special strings; both start with `8` (looked at first: few values do).
+    if (rest.starts_with('8')) {
+      for (std::string_view special : {std::string_view("8021q"), std::string_view("8021ad")}) {
+        if (rest.substr(0, special.size()) == special &&
+            (rest.size() == special.size() || !is_ident_other(rest[special.size()]))) {
+          in.bump_in_this_line(special.size());
+          return true;
+        }
       }
     }
     const char* q = p;
@@ -214,14 +217,11 @@ struct symbol_word : leaf<symbol_word> {
   static bool is_reserved(std::string_view w) noexcept {
     if (w.size() < 2 || w.size() > 10 || std::string_view("acdfgjlmnqrstuvx").find(w[0]) == std::string_view::npos)
       return false;
-    static constexpr std::string_view reserved[] = {
-        "accept", "add",    "comment", "continue", "counter", "delete",     "drop",  "dup",     "flow",  "fwd",
-        "goto",   "jump",   "limit",   "log",      "map",     "masquerade", "meter", "notrack", "queue", "quota",
-        "reject", "return", "set",     "synproxy", "tproxy",  "update",     "vmap",  "xt",
-    };
-    for (auto r : reserved)
-      if (w == r) return true;
-    return false;
+    // `words` compares length and first letter before the rest, without a call to memcmp per word.
+    using reserved = words<"accept", "add", "comment", "continue", "counter", "delete", "drop", "dup", "flow", "fwd",
+                           "goto", "jump", "limit", "log", "map", "masquerade", "meter", "notrack", "queue", "quota",
+                           "reject", "return", "set", "synproxy", "tproxy", "update", "vmap", "xt">;
+    return reserved::contain(w);
   }
 };
 
