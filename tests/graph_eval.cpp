@@ -1305,3 +1305,79 @@ TEST_CASE("fib daddr type local on a rule that ends connections says what it ass
   // kube-proxy's own jump on a local destination (the last rule of KUBE-SERVICES) assumes nothing to report
   CHECK(graph_of_iptables(slurp(source_root() / "examples" / "cluster" / "cluster.iptables")).unevaluated == 0);
 }
+
+TEST_CASE("what a tester found: named ports, meta protocol, hashes, --hitcount and an update's own timeout") {
+  const std::string text = slurp(source_root() / "examples" / "cluster" / "cluster.nft");
+  const auto original = graph_of_nft(text);
+  const auto replaced = [&text](const std::string& from, const std::string& to) {
+    auto t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  const std::string web_chain = "\tchain service-KHN6ECMT-shop/web/tcp/http {\n";
+  SUBCASE("a service name in a map key is its port, as the kernel holds it") {
+    const auto g = graph_of_nft(replaced("10.96.12.34 . tcp . 80 :", "10.96.12.34 . tcp . http :"));
+    CHECK(g.unevaluated == 0);
+    CHECK(compare(original, g).equivalent);
+  }
+  SUBCASE("meta protocol is decided by the family of the graph's connections") {
+    // (`meta nfproto` is refused outside an inet table, as nft refuses it)
+    for (const std::string never : {"meta protocol ip6 return", "meta protocol != ip return"}) {
+      CAPTURE(never);
+      const auto g = graph_of_nft(replaced(web_chain, web_chain + "\t\t" + never + "\n"));
+      CHECK(g.unevaluated == 0);
+      CHECK(compare(original, g).equivalent);
+    }
+    for (const std::string always : {"meta protocol ip return", "meta protocol != ip6 return"}) {
+      CAPTURE(always);
+      const auto g = graph_of_nft(replaced(web_chain, web_chain + "\t\t" + always + "\n"));
+      CHECK_FALSE(compare(original, g).equivalent);
+    }
+  }
+  SUBCASE("a hash selection is taken as uniform, and says so") {
+    auto parsed = nft::parse("test.nft", replaced("numgen random mod 3 vmap", "jhash ip daddr mod 3 vmap"));
+    REQUIRE(parsed.ok());
+    auto rs = nft::to_ruleset(parsed.value);
+    REQUIRE(rs.ok());
+    const auto g = build_graph(rs.value);
+    REQUIRE(g.ok());
+    REQUIRE(g.diagnostics.size() == 1);
+    CHECK(g.diagnostics[0].message.find("a hash (jhash, symhash) selects by the fields it hashes") != std::string::npos);
+    const auto c = compare(original, g.value);
+    CHECK(c.unevaluated_b == 1);
+  }
+  SUBCASE("an affinity update with a timeout of its own keeps its clients that long") {
+    const std::string update = "update @affinity-6J65OJTM-shop/cache/tcp/redis__10.244.2.22/6379 { ip saddr";
+    const auto g = graph_of_nft(replaced(update + " }", update + " timeout 1h }"));
+    std::map<std::string, std::uint32_t> kept;
+    for (const auto& s : g.services)
+      if (s.name && s.name->str() == "shop/cache:redis")
+        for (const auto& e : s.endpoints) kept[endpoint_text(e)] = e.affinity_timeout_s;
+    CHECK(kept == std::map<std::string, std::uint32_t>{{"10.244.1.21:6379", 10800}, {"10.244.2.22:6379", 3600}});
+    CHECK_FALSE(compare(original, g).equivalent);
+  }
+  SUBCASE("--hitcount on an iptables affinity check is reported") {
+    const auto ipt = slurp(source_root() / "examples" / "cluster" / "cluster.iptables");
+    const std::string check = "--rcheck --seconds 10800 --reap --name KUBE-SEP-2EQ6XKEKAFHWADXH";
+    auto changed = ipt;
+    const auto at = changed.find(check);
+    REQUIRE(at != std::string::npos);
+    changed.replace(at, check.size(), "--rcheck --seconds 10800 --reap --hitcount 2 --name KUBE-SEP-2EQ6XKEKAFHWADXH");
+    const auto g = graph_of_rules(changed);
+    REQUIRE(g.ok());
+    REQUIRE(g.diagnostics.size() == 1);
+    CHECK(g.diagnostics[0].message.find("--hitcount 2 on an affinity check") != std::string::npos);
+  }
+}
+
+TEST_CASE("an IPv6 endpoint is written in brackets, with or without its port") {
+  endpoint e;
+  e.address = *parse_ip_address("fd00:10:244::4:756");
+  CHECK(endpoint_text(e) == "[fd00:10:244::4:756]");
+  e.has_port = true;
+  e.port = 53;
+  CHECK(endpoint_text(e) == "[fd00:10:244::4:756]:53");
+  e.address = *parse_ip_address("10.244.1.11");
+  CHECK(endpoint_text(e) == "10.244.1.11:53");
+}

@@ -184,6 +184,10 @@ struct endpoint {
   std::vector<origin> origins;          ///< the selecting rule or vmap element, then the endpoint's rules
 };
 
+/// An endpoint as text: `10.244.1.11:8080`, `[fd00:10:244::5]:53`, or the address alone when DNAT keeps
+/// the client's port (an IPv6 one still in brackets, so that its last group is not read as a port).
+[[nodiscard]] std::string endpoint_text(const endpoint& e);
+
 /// Facts about a service that the dump cannot show (bit flags for `service::unknown`).
 enum class unknown_fact : std::uint8_t {
   affinity = 1,        ///< no endpoint rules are written, so no affinity rules either

@@ -545,13 +545,14 @@ class assembler {
     for (const auto* w : sw.fes)
       for (const auto* b : w->affinity) {
         affinity = true;
-        timeout = std::max(timeout, b->cls.timeout_s);
         for (const auto& t : b->results)
           if (is_dnat(t)) {
+            const std::uint32_t kept = recorded_timeout(t.endpoint_chain, b->cls.list).value_or(b->cls.timeout_s);
+            timeout = std::max(timeout, kept);
             for (auto& e : s.endpoints)
               if (e.address == t.addr && e.port == t.port) {
                 e.affinity = true;
-                e.affinity_timeout_s = std::max(e.affinity_timeout_s, b->cls.timeout_s);
+                e.affinity_timeout_s = std::max(e.affinity_timeout_s, kept);
               }
             if (!records_client(t.endpoint_chain, b->cls.list)) report_broken_affinity(*b, t);
           }
@@ -786,6 +787,18 @@ class assembler {
         return true;
     }
     return false;
+  }
+  /// How long the endpoint chain's own record of a client in `list` lasts, when its rule gives a timeout
+  /// of its own (nft `update @LIST { ip saddr timeout 1h }`, which outlives the set's `timeout`).
+  std::optional<std::uint32_t> recorded_timeout(index chain, std::string_view list) const {
+    if (chain == none || chain >= p_.chains.size()) return std::nullopt;
+    const auto& ch = p_.chains[chain];
+    for (index i = ch.first; i < ch.first + ch.count; ++i) {
+      const auto& a = p_.rules[i].act;
+      if (a.kind == action_kind::set_update && a.set < p_.sets.size() && p_.sets[a.set].name == list)
+        return a.set_timeout_s;
+    }
+    return std::nullopt;
   }
   void report_broken_affinity(const branch& b, const terminal& t) {
     warn_once(b.origin, fmt::format("session affinity: clients found in '{}' are sent to {}, whose endpoint chain "

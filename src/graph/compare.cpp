@@ -30,10 +30,6 @@ namespace {
 
 bool is_iptables(const dispatch_graph& g) { return g.backend == "iptables"; }
 
-std::string ep_text(const endpoint& e) {
-  const auto a = e.address.family == ip_family::ipv6 ? fmt::format("[{}]", to_string(e.address)) : to_string(e.address);
-  return e.has_port ? fmt::format("{}:{}", a, e.port) : a;
-}
 
 std::string prefix_list(const std::vector<ip_prefix>& ps) {
   std::vector<std::string> s;
@@ -214,7 +210,7 @@ void compare_endpoints(const service& a, const service& b, const compare_options
   const auto ea = endpoint_shares(a), eb = endpoint_shares(b);
   for (const auto& [k, x] : ea) {
     auto it = eb.find(k);
-    const auto name = ep_text(*x.first);
+    const auto name = endpoint_text(*x.first);
     if (it == eb.end()) {
       d.details.push_back(fmt::format("endpoint {} only in A", name));
       continue;
@@ -240,7 +236,7 @@ void compare_endpoints(const service& a, const service& b, const compare_options
     }
   }
   for (const auto& [k, y] : eb)
-    if (!ea.count(k)) d.details.push_back(fmt::format("endpoint {} only in B", ep_text(*y.first)));
+    if (!ea.count(k)) d.details.push_back(fmt::format("endpoint {} only in B", endpoint_text(*y.first)));
 }
 
 void compare_behaviour(const service& a, const service& b, service_difference& d, notes_acc& notes) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <optional>
 #include <vector>
 
 namespace nflens::dispatch {
@@ -45,12 +46,14 @@ enum class cond_kind : std::uint8_t {
   port,          // `what` (dport/sport) in values (kind ports)
   random,        // statistic random: `threshold` (probability threshold / 2^31)
   nth,           // statistic nth: every `a`, packet `b`
-  recent_check,  // iptables recent --rcheck/--update on the source: list `name`, `a` seconds (0: none)
+  recent_check,  // iptables recent --rcheck/--update on the source: list `name`, `a` seconds (0: none), `b`
+                 // --hitcount (0: none)
   recent_set,    // iptables recent --set: records the source in list `name` (always matches)
   ct_state,      // conntrack state in mask `a` (ct_bits)
   mark,          // (meta mark & a) == b
   iface,         // `what` (iif/oif) named `name` (iptables + wildcard when `b` != 0)
   opaque,        // anything else; `name` is its text for reports
+  never,         // no connection of the program's family meets it (nft `meta nfproto ipv6` in an IPv4 graph)
 };
 
 /// Conntrack state bits for `cond_kind::ct_state`.
@@ -157,6 +160,7 @@ struct action {
   // reject: the answer to an IPv4 and to an IPv6 connection
   reject_reply reject4, reject6{reject_reply::kind::icmpv6, 4};
   index set = none;        // set_update
+  std::optional<std::uint32_t> set_timeout_s;  // set_update: the element's own timeout (`timeout 1h`), in s
   std::string_view text;   // `other`: what it is, for reports
   other_effect effect = other_effect::none;  // `other`: what of it the evaluator must know
 };

@@ -952,6 +952,12 @@ class evaluator {
             m.cls.list = c.name;
             m.cls.timeout_s = c.a;
           }
+          // `--hitcount N`: only a client seen N times or more is sent back, so affinity starts later
+          if (c.b != 0 && leads_somewhere(r) && first_report(r))
+            warn(r.origin, error_code::unsupported_dispatch,
+                 fmt::format("--hitcount {} on an affinity check: a client is sent back to its endpoint only once "
+                             "seen {} times; taken as from its first connection",
+                             c.b, c.b));
           fail = !c.negated;
           break;
         case cond_kind::ct_state: {
@@ -986,6 +992,9 @@ class evaluator {
                              "those that arrive elsewhere are not followed past this rule",
                              c.name));
           }
+          break;
+        case cond_kind::never:
+          fail = true;
           break;
         case cond_kind::opaque:
           m.assumed = true;
@@ -1509,6 +1518,13 @@ class evaluator {
     const selection mech = a.kind == action_kind::hash_vmap ? selection::hash
                            : a.text == "inc"                ? selection::numgen_inc
                                                             : selection::numgen_random;
+    // A hash picks by the fields it hashes: one connection's fields always give the same slot, so the
+    // shares are those of the traffic's mix of fields (all of one frontend's connections go one way when
+    // the fields are its destination), not a probability the dump fixes. Taken as uniform, and said.
+    if (mech == selection::hash && first_report(ri))
+      warn(r.origin, error_code::unsupported_dispatch,
+           "a hash (jhash, symhash) selects by the fields it hashes, so the shares depend on the connections' "
+           "addresses and ports; taken as uniform over the hash values");
     for (index e = mp.first; e < mp.first + mp.count; ++e) {
       const auto& el = p_.elements[e];
       if (!spend(el.origin)) return;

@@ -259,6 +259,7 @@ class lowering {
           } else if (x->command == recent_command::rcheck || x->command == recent_command::update) {
             c.kind = d::cond_kind::recent_check;
             c.a = x->seconds;
+            c.b = x->hitcount;
           } else {
             break;
           }

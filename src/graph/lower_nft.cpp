@@ -203,6 +203,13 @@ class lowering {
         v.proto = *p;
         return true;
       }
+      // a service name (`tcp . http`): the kernel holds its port, as nft resolves it
+      if (const auto port = types::symbol_value(s->name, types::dtype::inet_service); port && *port <= 65535) {
+        v.k = d::value::kind::ports;
+        v.ports = {static_cast<std::uint16_t>(*port), static_cast<std::uint16_t>(*port)};
+        v.lo = v.hi = static_cast<std::uint32_t>(*port);
+        return true;
+      }
       return false;
     }
     return false;
@@ -466,6 +473,21 @@ class lowering {
     const expr& r = *m.right;
     d::condition c;
     c.negated = neg;
+    // `meta nfproto ipv4|ipv6`, `meta protocol ip|ip6`: decided by the family of the graph's connections
+    // (an ip table holds IPv4 packets only; an inet table's graph is one family's)
+    if (const auto* me = l.get<meta_expr>(); me != nullptr && (me->key == meta_key::nfproto || me->key == meta_key::protocol))
+      if (const auto* sy = r.get<symbol_expr>()) {
+        const std::string_view w = sy->name;
+        const bool v4 = w == "ipv4" || w == "ip", v6 = w == "ipv6" || w == "ip6";
+        if (v4 || v6) {
+          const bool holds = (p_.family == ip_family::ipv6) == v6;
+          if (holds != neg) return true;  // always met: no condition
+          c.kind = d::cond_kind::never;
+          c.negated = false;
+          conds_.push_back(c);
+          return true;
+        }
+      }
     // fib daddr type local, fib saddr type local
     if (const auto* f = l.get<fib_expr>()) {
       const auto* s = r.get<symbol_expr>();
@@ -742,6 +764,9 @@ class lowering {
         a.kind = d::action_kind::set_update;
         if (ss->set_ref != nullptr)
           if (const auto* ref = ss->set_ref->get<set_ref_expr>()) a.set = t.set(ref->name);
+        // `update @affinity-X { ip saddr timeout 1h }`: this rule's elements outlive the set's timeout
+        if (ss->elem != nullptr && ss->elem->options != nullptr && ss->elem->options->has_timeout)
+          a.set_timeout_s = static_cast<std::uint32_t>(ss->elem->options->timeout_ms / 1000);
         act(std::move(a));
       } else if (s.is<queue_stmt>()) {
         a.kind = d::action_kind::accept;

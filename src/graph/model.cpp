@@ -86,6 +86,11 @@ std::string_view masquerade_when_name(masquerade_when w) noexcept {
   return "always";
 }
 
+std::string endpoint_text(const endpoint& e) {
+  const auto a = e.address.family == ip_family::ipv6 ? fmt::format("[{}]", to_string(e.address)) : to_string(e.address);
+  return e.has_port ? fmt::format("{}:{}", a, e.port) : a;
+}
+
 std::string_view selection_name(selection s) noexcept {
   switch (s) {
     case selection::single:

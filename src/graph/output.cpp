@@ -284,9 +284,7 @@ std::string to_text(const dispatch_graph& g) {
       out += "\n";
     }
     for (const auto& e : s.endpoints) {
-      out += fmt::format("  endpoint {}{}  {:.6f}  {}", to_string(e.address),
-                         e.has_port ? fmt::format(":{}", e.port) : std::string{}, e.probability,
-                         selection_name(e.mechanism));
+      out += fmt::format("  endpoint {}  {:.6f}  {}", endpoint_text(e), e.probability, selection_name(e.mechanism));
       if (e.local_probability) out += fmt::format("  local {:.6f}", *e.local_probability);
       out += "\n";
     }
