@@ -1381,3 +1381,81 @@ TEST_CASE("an IPv6 endpoint is written in brackets, with or without its port") {
   e.address = *parse_ip_address("10.244.1.11");
   CHECK(endpoint_text(e) == "10.244.1.11:53");
 }
+
+TEST_CASE("a frontend split unlike its service's selection, or short-circuited elsewhere, is a difference") {
+  // found by a tester: endpoint shares were taken once per service, from the ClusterIP, and short-circuits
+  // were compared by their sources only
+  const std::string text = slurp(source_root() / "examples" / "cluster" / "cluster.nft");
+  const auto original = graph_of_nft(text);
+  const auto edited = [](std::string t, const std::string& from, const std::string& to) {
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  const auto web = [](const dispatch_graph& g) -> const service& {
+    for (const auto& s : g.services)
+      if (s.name && s.name->str() == "shop/web:http") return s;
+    FAIL("no shop/web:http");
+    return g.services.front();
+  };
+  const std::string numgen = "\t\tnumgen random mod 3 vmap { 0 : goto endpoint-FAYF65XV";
+  const std::string to_first = "goto endpoint-FAYF65XV-shop/web/tcp/http__10.244.1.11/8080";
+  SUBCASE("a rule in the selection that singles out the NodePort's address") {
+    const auto g = graph_of_nft(edited(text, numgen, "\t\tip daddr 192.168.122.10 " + to_first + "\n" + numgen));
+    const auto& s = web(g);
+    REQUIRE(s.frontends.size() == 2);
+    CHECK(s.frontends[0].kind == frontend_kind::cluster_ip);
+    CHECK(s.frontends[0].shares.empty());  // the service's 1/3 each
+    CHECK(s.frontends[1].kind == frontend_kind::node_port);
+    CHECK(shares_text(s.frontends[1].shares) == "10.244.1.11:8080 1.000000");
+    const auto c = compare(original, g);
+    CHECK_FALSE(c.equivalent);
+    REQUIRE(c.differences.size() == 1);
+    CHECK(c.differences[0].details.at(0) ==
+          "frontend node-port tcp node:30080: its own shares none in A, 10.244.1.11:8080 1.000000 in B (none: the "
+          "service's)");
+    // iptables: the same with `-m addrtype --dst-type LOCAL` in the service chain
+    const auto ipt = slurp(source_root() / "examples" / "cluster" / "cluster.iptables");
+    const std::string svc = "-A KUBE-SVC-67NZLRHBNDSAWJRO ";
+    const auto at = ipt.find(svc);
+    REQUIRE(at != std::string::npos);
+    auto changed = ipt;
+    changed.insert(at, svc + "-m addrtype --dst-type LOCAL -j KUBE-SEP-EPVTA2RHFPHQF37H\n");
+    const auto gi = graph_of_iptables(changed);
+    CHECK(shares_text(web(gi).frontends[1].shares) == "10.244.1.11:8080 1.000000");
+    CHECK(compare(gi, g).equivalent);
+  }
+  SUBCASE("short-circuits of a Local policy: where they lead and which sources they take") {
+    const std::string external = "\tchain external-KHN6ECMT-shop/web/tcp/http {\n\t\tjump mark-for-masquerade\n\t\tgoto "
+                                 "service-KHN6ECMT-shop/web/tcp/http\n\t}\n";
+    const auto local_policy = [&](const std::string& pods) {
+      return edited(text, external,
+                    "\tchain external-KHN6ECMT-shop/web/tcp/http {\n" + pods +
+                        "\t\tfib saddr type local jump mark-for-masquerade\n\t\tfib saddr type local goto "
+                        "service-KHN6ECMT-shop/web/tcp/http\n\t\tgoto local-KHN6ECMT-shop/web/tcp/http\n\t}\n\tchain "
+                        "local-KHN6ECMT-shop/web/tcp/http {\n\t\tnumgen random mod 1 vmap { 0 : " +
+                        to_first + " }\n\t}\n");
+    };
+    const auto local = graph_of_nft(local_policy("\t\tip saddr 10.244.0.0/16 goto service-KHN6ECMT-shop/web/tcp/http\n"));
+    const auto& np = web(local).frontends[1];
+    CHECK(np.result == outcome::dispatch_local);
+    CHECK(np.short_circuit_local);
+    CHECK(np.short_circuit_sources == std::vector<ip_prefix>{*parse_ip_prefix("10.244.0.0/16")});
+    CHECK(np.short_circuit_shares.empty());  // they reach the cluster-wide shares
+    // pods short-circuited into the Local selection instead
+    const auto into_local =
+        graph_of_nft(local_policy("\t\tip saddr 10.244.0.0/16 goto local-KHN6ECMT-shop/web/tcp/http\n"));
+    CHECK(shares_text(web(into_local).frontends[1].short_circuit_shares) == "10.244.1.11:8080 1.000000");
+    auto c = compare(local, into_local);
+    CHECK_FALSE(c.equivalent);
+    REQUIRE(c.differences.size() == 1);
+    CHECK(c.differences[0].details.at(0).find("short-circuited clients reach none in A, 10.244.1.11:8080 1.000000 in B") !=
+          std::string::npos);
+    // no short-circuit for pods
+    c = compare(local, graph_of_nft(local_policy("")));
+    CHECK_FALSE(c.equivalent);
+    REQUIRE(c.differences.size() == 1);
+    CHECK(c.differences[0].details.at(0) ==
+          "frontend node-port tcp node:30080: short-circuited clients 10.244.0.0/16, local in A, local in B");
+  }
+}

@@ -112,6 +112,15 @@ struct masquerade {
   friend constexpr bool operator==(const masquerade&, const masquerade&) noexcept = default;
 };
 
+/// One endpoint's share of a frontend's new connections (`frontend::shares`).
+struct endpoint_share {
+  ip_address address;
+  bool has_port = false;
+  std::uint16_t port = 0;
+  double probability = 0;  ///< in [0, 1]; what the shares leave of 1 is not translated
+  friend constexpr bool operator==(const endpoint_share&, const endpoint_share&) noexcept = default;
+};
+
 /// What a client addresses.
 struct frontend {
   frontend_kind kind = frontend_kind::dnat;
@@ -132,6 +141,14 @@ struct frontend {
   /// policy: pod traffic and node-local traffic are "short-circuited").
   std::vector<ip_prefix> short_circuit_sources;
   bool short_circuit_local = false;     ///< node-local sources are short-circuited too
+  /// This frontend's own endpoint shares, when its connections are not split as the service's selection
+  /// says (`endpoint::probability` for `dispatch`, `endpoint::local_probability` for `dispatch_local`): a
+  /// rule on its way that singles out its destination, a selection that returns for it alone. Sorted by
+  /// address and port; empty when the service's shares hold.
+  std::vector<endpoint_share> shares;
+  /// The same for short-circuited clients, when they do not reach the service's cluster-wide shares (a
+  /// short-circuit into another service's selection, or into the Local one).
+  std::vector<endpoint_share> short_circuit_shares;
   std::vector<masquerade> masquerades;  ///< masquerade conditions on the way to the service
   std::uint32_t rules_evaluated = 0;    ///< rules a new connection evaluates from the hook until its service
   std::uint32_t lookups = 0;            ///< set or map lookups on that way
@@ -187,6 +204,9 @@ struct endpoint {
 /// An endpoint as text: `10.244.1.11:8080`, `[fd00:10:244::5]:53`, or the address alone when DNAT keeps
 /// the client's port (an IPv6 one still in brackets, so that its last group is not read as a port).
 [[nodiscard]] std::string endpoint_text(const endpoint& e);
+[[nodiscard]] std::string endpoint_text(const endpoint_share& e);
+/// Shares as text, `10.244.1.11:8080 0.500000, 10.244.2.12:8080 0.500000` (`none` when empty).
+[[nodiscard]] std::string shares_text(const std::vector<endpoint_share>& shares);
 
 /// Facts about a service that the dump cannot show (bit flags for `service::unknown`).
 enum class unknown_fact : std::uint8_t {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <cmath>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -103,8 +104,45 @@ struct fe_work {
   std::vector<ip_prefix> short_prefixes;
   bool short_local = false;
   std::vector<const branch*> affinity;
+  std::vector<const branch*> shorts;  // the short-circuits (short_prefixes, short_local)
   std::vector<index> recs;  // every record that contributes (for origins and chains)
 };
+
+/// Endpoint shares of DNAT results, by address and port.
+std::vector<endpoint_share> shares_of(const std::vector<const terminal*>& ts) {
+  std::vector<endpoint_share> out;
+  for (const auto* t : ts) {
+    const auto it = std::find_if(out.begin(), out.end(), [&](const endpoint_share& x) {
+      return x.address == t->addr && x.has_port == t->has_port && x.port == t->port;
+    });
+    if (it != out.end())
+      it->probability += t->mass;
+    else
+      out.push_back({t->addr, t->has_port, t->port, t->mass});
+  }
+  std::sort(out.begin(), out.end(), [](const endpoint_share& a, const endpoint_share& b) {
+    return std::tie(a.address, a.has_port, a.port) < std::tie(b.address, b.has_port, b.port);
+  });
+  return out;
+}
+/// The service's shares: cluster-wide, or those of the Local selection.
+std::vector<endpoint_share> shares_of(const service& s, bool local) {
+  std::vector<endpoint_share> out;
+  for (const auto& e : s.endpoints) {
+    const double p = local ? e.local_probability.value_or(0) : e.probability;
+    if (p > 0) out.push_back({e.address, e.has_port, e.port, p});
+  }
+  std::sort(out.begin(), out.end(), [](const endpoint_share& a, const endpoint_share& b) {
+    return std::tie(a.address, a.has_port, a.port) < std::tie(b.address, b.has_port, b.port);
+  });
+  return out;
+}
+bool same_shares(const std::vector<endpoint_share>& a, const std::vector<endpoint_share>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const endpoint_share& x, const endpoint_share& y) {
+    return x.address == y.address && x.has_port == y.has_port && x.port == y.port &&
+           std::abs(x.probability - y.probability) <= 1e-9;
+  });
+}
 
 bool is_dnat(const terminal& t) { return t.k == terminal_kind::dnat || t.k == terminal_kind::redirect; }
 
@@ -307,6 +345,7 @@ class assembler {
             w.short_local = true;
           else
             w.short_prefixes.push_back(b.cls.prefix);
+          w.shorts.push_back(&b);
         } else if (!generic_dispatch && b.cls.k == source_class::kind::prefix && b.target != none) {
           // A gate before the service's own dispatch (iptables KUBE-FW-*): only these sources get in (and
           // under the Local policy without local endpoints, even they are dropped later).
@@ -649,6 +688,28 @@ class assembler {
       s.frontends.push_back(std::move(f));
     }
     s.external_traffic_local = local_policy && any_external;
+    const auto own_shares_later = [&] {
+      // Frontends (and their short-circuited clients) whose connections are not split as the service's
+      // selection says carry their own shares (frontends are still in the order of sw.fes here).
+      for (std::size_t i = 0; i < s.frontends.size() && i < sw.fes.size(); ++i) {
+        auto& f = s.frontends[i];
+        const auto* w = sw.fes[i];
+        if ((f.result == outcome::dispatch || f.result == outcome::dispatch_local) && w->has_dispatch) {
+          auto own = shares_of(w->dispatch);
+          if (!same_shares(own, shares_of(s, f.result == outcome::dispatch_local))) f.shares = std::move(own);
+        }
+        for (const auto* b : w->shorts) {
+          std::vector<const terminal*> ts;
+          for (const auto& t : b->results)
+            if (is_dnat(t)) ts.push_back(&t);
+          auto own = shares_of(ts);
+          if (!same_shares(own, shares_of(s, false))) {
+            f.short_circuit_shares = std::move(own);
+            break;
+          }
+        }
+      }
+    };
     if (local_eps_src != nullptr) {
       for (const auto& le : local_eps) {
         bool known = false;
@@ -678,6 +739,7 @@ class assembler {
       if (any_external && !any_gate) s.unknown |= static_cast<std::uint8_t>(unknown_fact::source_ranges);
       s.external_traffic_local = false;
     }
+    own_shares_later();
     std::sort(s.frontends.begin(), s.frontends.end(), [](const frontend& a, const frontend& b) {
       return std::make_tuple(a.kind, !a.any_local, a.address, a.protocol, a.port) <
              std::make_tuple(b.kind, !b.any_local, b.address, b.protocol, b.port);

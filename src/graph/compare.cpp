@@ -4,6 +4,7 @@
 #include <nflens/compare.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -162,6 +163,36 @@ void compare_frontend(const frontend& f, const frontend& g, const service& a, co
       f.source_ranges != g.source_ranges)
     d.details.push_back(fmt::format("frontend {}: source ranges {} in A, {} in B", frontend_text(f),
                                     prefix_list(f.source_ranges), prefix_list(g.source_ranges)));
+  // a frontend split unlike its service's selection, and where short-circuited clients go
+  const auto same = [](const std::vector<endpoint_share>& x, const std::vector<endpoint_share>& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const endpoint_share& p, const endpoint_share& q) {
+      return p.address == q.address && p.has_port == q.has_port && p.port == q.port &&
+             std::abs(p.probability - q.probability) <= 1e-6;
+    });
+  };
+  if (f.result == g.result && !same(f.shares, g.shares))
+    d.details.push_back(fmt::format("frontend {}: its own shares {} in A, {} in B (none: the service's)",
+                                    frontend_text(f), shares_text(f.shares), shares_text(g.shares)));
+  const auto short_list = [](const frontend& x) {
+    std::vector<std::string> out;
+    for (const auto& p : x.short_circuit_sources) out.push_back(to_string(p));
+    std::sort(out.begin(), out.end());
+    if (x.short_circuit_local) out.push_back("local");
+    return out;
+  };
+  // (behind a source-range gate iptables' KUBE-FW-* chain takes the sources first: its short-circuits in
+  // KUBE-EXT-* are not told apart from the gate's admitted ranges, so gated frontends are not compared here)
+  const bool gated = !f.source_ranges.empty() || !g.source_ranges.empty();
+  if (gated) {
+  } else if (short_list(f) != short_list(g))
+    d.details.push_back(fmt::format("frontend {}: short-circuited clients {} in A, {} in B", frontend_text(f),
+                                    short_list(f).empty() ? "none" : fmt::format("{}", fmt::join(short_list(f), ", ")),
+                                    short_list(g).empty() ? "none" : fmt::format("{}", fmt::join(short_list(g), ", "))));
+  else if (!same(f.short_circuit_shares, g.short_circuit_shares))
+    d.details.push_back(fmt::format("frontend {}: short-circuited clients reach {} in A, {} in B (none: the service's "
+                                    "cluster-wide shares)",
+                                    frontend_text(f), shares_text(f.short_circuit_shares),
+                                    shares_text(g.short_circuit_shares)));
   if (f.result != outcome::drop && f.result != outcome::reject && f.masquerades != g.masquerades)
     d.details.push_back(fmt::format("frontend {}: masquerade {} in A, {} in B", frontend_text(f),
                                     masq_list(f.masquerades), masq_list(g.masquerades)));

@@ -86,9 +86,17 @@ std::string_view masquerade_when_name(masquerade_when w) noexcept {
   return "always";
 }
 
-std::string endpoint_text(const endpoint& e) {
+std::string endpoint_text(const endpoint_share& e) {
   const auto a = e.address.family == ip_family::ipv6 ? fmt::format("[{}]", to_string(e.address)) : to_string(e.address);
   return e.has_port ? fmt::format("{}:{}", a, e.port) : a;
+}
+std::string endpoint_text(const endpoint& e) { return endpoint_text(endpoint_share{e.address, e.has_port, e.port, 0}); }
+
+std::string shares_text(const std::vector<endpoint_share>& shares) {
+  if (shares.empty()) return "none";
+  std::string out;
+  for (const auto& x : shares) out += fmt::format("{}{} {:.6f}", out.empty() ? "" : ", ", endpoint_text(x), x.probability);
+  return out;
 }
 
 std::string_view selection_name(selection s) noexcept {

@@ -158,6 +158,13 @@ json service_json(const dispatch_graph& g, const service& s, bool with_origins) 
       if (f.short_circuit_local) x.push_back("local");
       jf["short_circuit"] = x;
     }
+    const auto shares_json = [](const std::vector<endpoint_share>& xs) {
+      json a = json::array();
+      for (const auto& x : xs) a.push_back({{"endpoint", endpoint_text(x)}, {"probability", x.probability}});
+      return a;
+    };
+    if (!f.shares.empty()) jf["shares"] = shares_json(f.shares);
+    if (!f.short_circuit_shares.empty()) jf["short_circuit_shares"] = shares_json(f.short_circuit_shares);
     if (!f.masquerades.empty()) {
       json m = json::array();
       for (const auto& x : f.masquerades) m.push_back(masq_text(x));
@@ -281,6 +288,9 @@ std::string to_text(const dispatch_graph& g) {
         for (const auto& p : f.source_ranges) r.push_back(to_string(p));
         out += fmt::format(" (sources {})", fmt::join(r, ", "));
       }
+      if (!f.shares.empty()) out += fmt::format(" (its own shares: {})", shares_text(f.shares));
+      if (!f.short_circuit_shares.empty())
+        out += fmt::format(" (short-circuited clients: {})", shares_text(f.short_circuit_shares));
       out += "\n";
     }
     for (const auto& e : s.endpoints) {
