@@ -11,6 +11,7 @@
 #include "support.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <nflens/compare.hpp>
@@ -37,7 +38,9 @@ namespace {
 const auto tcp = l4_protocol::tcp;
 
 /// kube-proxy's TestOverallIPTablesRules cluster, reduced to the rules that decide dispatch.
-d::program overall_iptables() {
+/// `lb_ip_admitted`: KUBE-FW-5 also admits the LoadBalancer IP itself, as kube-proxy writes when a source
+/// range holds the node's IP.
+d::program overall_iptables(bool lb_ip_admitted = false) {
   program_builder b;
   for (const char* c : {"KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-MARK-MASQ", "KUBE-POSTROUTING", "KUBE-SVC-1",
                         "KUBE-SEP-1", "KUBE-SVC-2", "KUBE-SEP-2", "KUBE-EXT-2", "KUBE-SVC-4", "KUBE-SEP-4A",
@@ -88,6 +91,7 @@ d::program overall_iptables() {
   b.rule("KUBE-SEP-5", {recent_set("KUBE-SEP-5")}, verdict(action_kind::none));  // kube-proxy: on the DNAT rule
   sep("KUBE-SEP-5", "10.180.0.3");
   b.rule("KUBE-FW-5", {saddr("203.0.113.0/25")}, jump("KUBE-EXT-5"), "ns5/svc5:p80 loadbalancer IP");
+  if (lb_ip_admitted) b.rule("KUBE-FW-5", {saddr("5.6.7.8/32")}, jump("KUBE-EXT-5"), "ns5/svc5:p80 loadbalancer IP");
   b.rule("KUBE-FW-5", {}, verdict(action_kind::none), "other traffic to ns5/svc5:p80 will be dropped");
   b.rule("KUBE-EXT-5", {}, jump("KUBE-MARK-MASQ"));
   b.rule("KUBE-EXT-5", {}, jump("KUBE-SVC-5"));
@@ -1458,4 +1462,26 @@ TEST_CASE("a frontend split unlike its service's selection, or short-circuited e
     CHECK(c.differences[0].details.at(0) ==
           "frontend node-port tcp node:30080: short-circuited clients 10.244.0.0/16, local in A, local in B");
   }
+}
+
+TEST_CASE("a LoadBalancer IP admitted as a source is the frontend's, compared, and not a loadBalancerSourceRange") {
+  // found by a tester: the LoadBalancer IP in its own allow-list was dropped from the frontend's sources,
+  // so adding or removing it compared EQUIVALENT
+  const auto plain = build(overall_iptables());
+  const auto admitted = build(overall_iptables(true));
+  const auto* s5 = admitted.find("ns5/svc5:p80");
+  REQUIRE(s5 != nullptr);
+  const auto* lb = s5->find(frontend_kind::load_balancer_ip);
+  REQUIRE(lb != nullptr);
+  std::vector<std::string> ranges;
+  for (const auto& p : lb->source_ranges) ranges.push_back(to_string(p));
+  CHECK(ranges == std::vector<std::string>{"5.6.7.8/32", "203.0.113.0/25"});
+  REQUIRE(s5->load_balancer_source_ranges.size() == 1);
+  CHECK(to_string(s5->load_balancer_source_ranges[0]) == "203.0.113.0/25");
+  const auto c = compare(plain, admitted);
+  CHECK_FALSE(c.equivalent);
+  REQUIRE(c.differences.size() == 1);
+  CAPTURE(c.differences[0].details.at(0));
+  CHECK(c.differences[0].details.at(0).find("source ranges 203.0.113.0/25 in A, 5.6.7.8/32, 203.0.113.0/25 in B") !=
+        std::string::npos);
 }

@@ -626,14 +626,16 @@ class assembler {
         f.reject_with = fam == ip_family::ipv6 ? w->reject_at->reject6 : w->reject_at->reject4;
       }
       // kube-proxy also admits the LoadBalancer IPs themselves when a source range holds the node's IP;
-      // they are not part of loadBalancerSourceRanges.
+      // they are admitted sources of the frontend (compared), not part of loadBalancerSourceRanges.
+      std::vector<ip_prefix> own_ips;
       for (const auto& pr : w->ranges) {
         bool own = false;
         for (const auto* o : sw.fes)
           if (o->d.has_addr && pr.length == max_prefix_length(pr.address.family) && o->d.addr.address == pr.address &&
               !o->ranges.empty())
             own = true;
-        if (!own) f.source_ranges.push_back(pr);
+        f.source_ranges.push_back(pr);
+        if (own) own_ips.push_back(pr);
       }
       f.short_circuit_sources = w->short_prefixes;
       f.short_circuit_local = w->short_local;
@@ -679,8 +681,9 @@ class assembler {
           local_policy = true;
         if (f.short_circuit_local || !f.short_circuit_sources.empty()) local_policy = true;
         for (const auto& pr : f.source_ranges)
-          if (std::find(s.load_balancer_source_ranges.begin(), s.load_balancer_source_ranges.end(), pr) ==
-              s.load_balancer_source_ranges.end())
+          if (std::find(own_ips.begin(), own_ips.end(), pr) == own_ips.end() &&
+              std::find(s.load_balancer_source_ranges.begin(), s.load_balancer_source_ranges.end(), pr) ==
+                  s.load_balancer_source_ranges.end())
             s.load_balancer_source_ranges.push_back(pr);
         if (f.kind == frontend_kind::external_or_load_balancer_ip)
           s.unknown |= static_cast<std::uint8_t>(unknown_fact::external_kind);
