@@ -1172,6 +1172,28 @@ TEST_CASE("a rule before the dispatch that ends one ClusterIP's connections at o
   CHECK(hooks_of(graph_of_nft(example_with("cluster.nft", 56, "\t\tip daddr 10.96.12.34 drop"))) == only_prerouting);
 }
 
+TEST_CASE("a rule that would end every connection on a condition the graph does not decide ends none") {
+  // found by a tester: `meta skuid 0 accept` before `jump services` in nat-output was taken as ending every
+  // local connection (only root's skip NAT there); the graph assumes they go on, and says so
+  const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));
+  for (const std::string rule : {"meta skuid 0 accept", "meta skuid 0 drop", "meta cpu 1 return"}) {
+    CAPTURE(rule);
+    auto parsed = nft::parse("test.nft", example_with("cluster.nft", 56, "\t\t" + rule));
+    REQUIRE(parsed.ok());
+    auto rs = nft::to_ruleset(parsed.value);
+    REQUIRE(rs.ok());
+    const auto g = build_graph(rs.value);
+    REQUIRE(g.ok());
+    CHECK(hooks_of(g.value) == all_hooks);
+    REQUIRE(g.diagnostics.size() == 1);
+    CHECK(g.diagnostics[0].message.find("on a rule that ends connections to any address is not evaluated") !=
+          std::string::npos);
+    const auto c = compare(original, g.value);
+    CHECK(c.equivalent);
+    CHECK(c.unevaluated_b == 1);
+  }
+}
+
 TEST_CASE("a rule that would end one ClusterIP's connections on a condition the graph does not decide is reported") {
   // an interface or an opaque match on a verdict rule: the graph does not decide it for the frontend, and says so
   const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));

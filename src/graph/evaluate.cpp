@@ -1005,6 +1005,17 @@ class evaluator {
           break;
       }
     }
+    // A condition the graph assumed (an interface, a socket owner, an opaque match) on a rule that ends
+    // connections (accept, drop, reject, return): the graph does not end them on an assumption; it takes
+    // the connections as going on past the rule, and says so.
+    if (!fail && !cur.empty() && m.assumed && !leads_somewhere(r) && changes_path(r)) {
+      if (first_report(r))
+        warn(r.origin, error_code::unsupported_dispatch,
+             fmt::format("{} on a rule that ends connections to {} is not evaluated: the graph assumes the "
+                         "connections it would end go on past it",
+                         m.assumed_what, describe_dest(cur.front().d)));
+      fail = true;
+    }
     m.full = full && !fail && !cur.empty();
     if (fail || cur.empty()) {
       m.matched.clear();
@@ -1194,7 +1205,7 @@ class evaluator {
           act(r, ri, std::move(g), c, fr, callee, depth, next, returned);
           // all of it ended here or left the chain (no part continues with the next rule): the rest of the
           // traffic never has it. What returns is followed on as its own flow.
-          if (narrows && m.probability >= 1 && next.size() == n_next) ended_here(r, ri, m, reached);
+          if (narrows && m.probability >= 1 && next.size() == n_next) ended_here(m, reached);
         }
         if (m.has_rest) next.push_back(std::move(m.rest));
       }
@@ -1219,20 +1230,11 @@ class evaluator {
 
   static bool ended_before(const flow& f, const dest& d) { return f.ended && f.ended->contains(d); }
 
-  /// Rule `r` (matched as `m`) ended or sent out of its chain every connection of `m.rest` to `reached`,
-  /// a narrower destination: later rules of the chain do not see them. A destination is only taken
-  /// from the rest when the rule's conditions are decided for it: one the graph assumed (an interface,
-  /// an opaque match) on a verdict rule leaves the rest as it was, and says so.
-  void ended_here(const rule& r, index ri, match_result& m, const dest& reached) {
+  /// A rule (matched as `m`) ended or sent out of its chain every connection of `m.rest` to `reached`, a
+  /// narrower destination: later rules of the chain do not see them. (A rule whose conditions the graph
+  /// only assumed does not end connections at all: see `match`.)
+  static void ended_here(match_result& m, const dest& reached) {
     if (dest_equal(reached, m.rest.d)) return;
-    if (m.assumed && !leads_somewhere(r)) {
-      if (first_report(ri))
-        warn(r.origin, error_code::unsupported_dispatch,
-             fmt::format("{} on a rule that ends connections to {} is not evaluated: the graph assumes the "
-                         "connections it would end go on past it",
-                         m.assumed_what, describe_dest(reached)));
-      return;
-    }
     if (!m.precise) return;
     if (reached.exact())
       mark_ended(m.rest, reached);
