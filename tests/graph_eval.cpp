@@ -1507,3 +1507,41 @@ TEST_CASE("a LoadBalancer IP admitted as a source is the frontend's, compared, a
   CHECK(c.differences[0].details.at(0).find("source ranges 203.0.113.0/25 in A, 5.6.7.8/32, 203.0.113.0/25 in B") !=
         std::string::npos);
 }
+
+TEST_CASE("a rule after NAT that drops an endpoint's connections is on that endpoint, and compared") {
+  // found by a tester: filter forward and output see the endpoint's address and port after DNAT; a drop
+  // there of one endpoint of three compared EQUIVALENT
+  const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));
+  const auto after_nat = [](const dispatch_graph& g) {
+    std::map<std::string, std::string> out;
+    for (const auto& s : g.services)
+      for (const auto& e : s.endpoints)
+        if (e.after_nat != outcome::none) out[endpoint_text(e)] = std::string(outcome_name(e.after_nat));
+    return out;
+  };
+  CHECK(after_nat(original).empty());
+  // line 71 is filter-forward's `type filter hook forward ...`
+  for (const std::string rule : {"ip daddr 10.244.1.11 tcp dport 8080 drop", "ip daddr 10.244.1.8/29 drop",
+                                 "ip daddr != 10.244.2.0/23 tcp dport 8080 drop", "ip daddr 10.244.1.11 reject"}) {
+    CAPTURE(rule);
+    const auto g = graph_of_nft(example_with("cluster.nft", 71, "\t\t" + rule));
+    const std::string how = rule.ends_with("reject") ? "reject" : "drop";
+    CHECK(after_nat(g) == std::map<std::string, std::string>{{"10.244.1.11:8080", how}});
+    const auto c = compare(original, g);
+    CHECK_FALSE(c.equivalent);
+    REQUIRE(c.differences.size() == 1);
+    CHECK(c.differences[0].details.at(0) == fmt::format("endpoint 10.244.1.11:8080: its new connections passed after NAT "
+                                                        "in A, {} in B",
+                                                        how == "drop" ? "dropped" : "rejected"));
+  }
+  // the port of every shop/web endpoint, from a rule without an address
+  const auto g = graph_of_nft(example_with("cluster.nft", 71, "\t\ttcp dport 8080 drop"));
+  CHECK(after_nat(g) == std::map<std::string, std::string>{
+                            {"10.244.1.11:8080", "drop"}, {"10.244.2.12:8080", "drop"}, {"10.244.3.13:8080", "drop"}});
+  // iptables: the same in filter KUBE-SERVICES (reached from FORWARD and OUTPUT on NEW connections)
+  const auto ipt = graph_of_iptables(example_with(
+      "cluster.iptables", 10, "-A KUBE-SERVICES -d 10.244.1.11/32 -p tcp -m tcp --dport 8080 -j DROP"));
+  CHECK(after_nat(ipt) == std::map<std::string, std::string>{{"10.244.1.11:8080", "drop"}});
+  CHECK(compare(ipt, graph_of_nft(example_with("cluster.nft", 71, "\t\tip daddr 10.244.1.11 tcp dport 8080 drop")))
+            .equivalent);
+}

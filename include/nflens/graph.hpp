@@ -198,6 +198,9 @@ struct endpoint {
   /// the longest of its endpoints'.
   std::uint32_t affinity_timeout_s = 0;
   std::vector<masquerade> masquerades;  ///< masquerade conditions in the endpoint's own rules (hairpin)
+  /// `drop` or `reject` when the chains after NAT (filter forward, input, output: they see the endpoint's
+  /// address and port, not the frontend's) end the new connections translated to it; `none` when they pass.
+  outcome after_nat = outcome::none;
   std::vector<origin> origins;          ///< the selecting rule or vmap element, then the endpoint's rules
 };
 

@@ -743,6 +743,13 @@ class assembler {
       s.external_traffic_local = false;
     }
     own_shares_later();
+    // what the chains after NAT do to connections translated to each endpoint
+    for (auto& e : s.endpoints)
+      for (const auto& v : ev_.after_nat)
+        if (e.has_port && v.addr == e.address && v.port == e.port && (v.proto == s.protocol || s.protocol == l4_protocol::any)) {
+          e.after_nat = v.end.k == terminal::kind::reject ? outcome::reject : outcome::drop;
+          add_origin(e.origins, v.end.rule < p_.rules.size() ? p_.rules[v.end.rule].origin : none);
+        }
     std::sort(s.frontends.begin(), s.frontends.end(), [](const frontend& a, const frontend& b) {
       return std::make_tuple(a.kind, !a.any_local, a.address, a.protocol, a.port) <
              std::make_tuple(b.kind, !b.any_local, b.address, b.protocol, b.port);

@@ -203,18 +203,24 @@ void compare_frontend(const frontend& f, const frontend& g, const service& a, co
 
 /// An endpoint's shares summed over every entry of one destination (a ruleset may list one twice: two
 /// slots of a numgen map, two ladder rules).
-struct endpoint_share {
+/// What the chains after NAT do to an endpoint's new connections, as a past participle.
+std::string_view fate(outcome o) {
+  return o == outcome::drop ? "dropped" : o == outcome::reject ? "rejected" : "passed";
+}
+
+struct endpoint_sum {
   const endpoint* first = nullptr;
   double probability = 0;
   std::optional<double> local_probability;
   bool affinity = true;  // every entry has an affinity rule
   std::uint32_t affinity_timeout_s = 0;
+  outcome after_nat = outcome::none;
 };
 
 using ekey = std::tuple<ip_address, bool, std::uint16_t>;
 
-std::map<ekey, endpoint_share> endpoint_shares(const service& s) {
-  std::map<ekey, endpoint_share> m;
+std::map<ekey, endpoint_sum> endpoint_shares(const service& s) {
+  std::map<ekey, endpoint_sum> m;
   for (const auto& e : s.endpoints) {
     auto& x = m[ekey{e.address, e.has_port, e.port}];
     if (!x.first) x.first = &e;
@@ -222,6 +228,7 @@ std::map<ekey, endpoint_share> endpoint_shares(const service& s) {
     if (e.local_probability) x.local_probability = x.local_probability.value_or(0) + *e.local_probability;
     x.affinity = x.affinity && e.affinity;
     x.affinity_timeout_s = std::max(x.affinity_timeout_s, e.affinity_timeout_s);
+    if (e.after_nat != outcome::none) x.after_nat = e.after_nat;
   }
   return m;
 }
@@ -246,7 +253,7 @@ void compare_endpoints(const service& a, const service& b, const compare_options
       d.details.push_back(fmt::format("endpoint {} only in A", name));
       continue;
     }
-    const endpoint_share& y = it->second;
+    const endpoint_sum& y = it->second;
     if (!(std::abs(x.probability - y.probability) <= opt.tolerance))
       d.details.push_back(fmt::format("endpoint {}: share {}", name, shares_text(x.probability, y.probability)));
     if (x.local_probability.has_value() != y.local_probability.has_value())
@@ -256,10 +263,13 @@ void compare_endpoints(const service& a, const service& b, const compare_options
     else if (x.local_probability && !(std::abs(*x.local_probability - *y.local_probability) <= opt.tolerance))
       d.details.push_back(
           fmt::format("endpoint {}: local share {}", name, shares_text(*x.local_probability, *y.local_probability)));
+    if (x.after_nat != y.after_nat)
+      d.details.push_back(fmt::format("endpoint {}: its new connections {} after NAT in A, {} in B", name,
+                                      fate(x.after_nat), fate(y.after_nat)));
     // per endpoint, when the service has affinity on both sides (else the service-level check says it)
     if (a.affinity_timeout_s && b.affinity_timeout_s && !a.is_unknown(unknown_fact::affinity) &&
         !b.is_unknown(unknown_fact::affinity)) {
-      const auto t = [](const endpoint_share& s) {
+      const auto t = [](const endpoint_sum& s) {
         return s.affinity ? fmt::format("session affinity {} s", s.affinity_timeout_s) : std::string("no session affinity");
       };
       if (x.affinity != y.affinity || (x.affinity && x.affinity_timeout_s != y.affinity_timeout_s))

@@ -13,7 +13,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <set>
+#include <tuple>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -216,6 +219,7 @@ struct flow {
   std::uint32_t depth = 0;    // chains entered since the frontend was recorded
   std::vector<index> prefix;  // origins met before the frontend was recorded
   bool seed = false;          // a translated destination run again before NAT, for verdicts only
+  bool probe = false;         // an endpoint run through the chains after NAT: only how it ends is kept
 };
 
 /// Who entered the chain being run: the chain and the rule or element that jumped, and how it chose.
@@ -371,8 +375,113 @@ class evaluator {
       for (const auto& e : p_.fallback_entries)
         if (e.when == st && !jumped_to_[e.chain]) start(e.chain);
     }
+    probe_endpoints();
     return std::move(ev_);
   }
+
+  /// The chains after NAT see a translated connection's endpoint, not its frontend. The generic walk
+  /// there already made a record for each endpoint a rule names exactly (`ip daddr 10.244.1.11 tcp dport
+  /// 8080 drop`); an endpoint that a rule could name otherwise (its address or a prefix of it, its port
+  /// without an address, or anything but some address) runs through those chains once, alone. Drops and
+  /// rejects are kept in `after_nat`. (kube-proxy's own rules there name ClusterIPs, load-balancer IPs
+  /// and node ports: its pods' endpoints are not run.)
+  void probe_endpoints() {
+    using key = std::tuple<ip_address, l4_protocol, std::uint16_t>;
+    std::set<key> endpoints;
+    const auto collect = [&](const frontend_record& rec, const std::vector<terminal>& ts) {
+      for (const auto& t : ts)
+        if (t.k == terminal::kind::dnat && t.has_port && rec.d.has_proto) endpoints.insert({t.addr, rec.d.proto, t.port});
+    };
+    for (const auto& rec : ev_.frontends) {
+      if (rec.when != stage::nat) continue;
+      collect(rec, rec.results);
+      for (const auto& b : rec.branches) collect(rec, b.results);
+    }
+    // what the chains after NAT name: prefixes wider than one address, ports on rules without an address
+    std::vector<char> reach(p_.chains.size(), 0);
+    std::vector<index> todo;
+    for (const auto& e : p_.entries)
+      if (e.when == stage::post_dnat && e.chain < p_.chains.size() && !reach[e.chain]) reach[e.chain] = 1, todo.push_back(e.chain);
+    std::vector<ip_prefix> prefixes;
+    std::vector<port_range> ports;
+    const auto go = [&](index c) {
+      if (c < p_.chains.size() && !reach[c]) reach[c] = 1, todo.push_back(c);
+    };
+    while (!todo.empty()) {
+      const auto& ch = p_.chains[todo.back()];
+      todo.pop_back();
+      for (index ri = ch.first; ri < ch.first + ch.count; ++ri) {
+        const auto& r = p_.rules[ri];
+        // an address condition names what it lists (a negated one: everything else, so its ports name)
+        bool names_address = false, negated_address = false, has_ports = false;
+        for (index k = r.first; k < r.first + r.count; ++k) {
+          const auto& c = p_.conditions[k];
+          has_ports = has_ports || (c.kind == cond_kind::port && c.what == field::dport);
+          if (c.what != field::daddr) continue;
+          if (c.negated && c.kind == cond_kind::addr) {
+            negated_address = true;
+            continue;
+          }
+          names_address = true;
+          if (c.kind == cond_kind::addr)
+            for (index v = c.first; v < c.first + c.count; ++v) prefixes.push_back(as_prefix(p_.values[v]));
+        }
+        if (!names_address) {
+          for (index k = r.first; k < r.first + r.count; ++k)
+            if (const auto& c = p_.conditions[k]; c.kind == cond_kind::port && c.what == field::dport)
+              for (index v = c.first; v < c.first + c.count; ++v) ports.push_back(p_.values[v].ports);
+          if (negated_address && !has_ports) ports.push_back({0, 65535});
+        }
+        go(r.act.target);
+        if (r.act.map < p_.maps.size())
+          for (index e = p_.maps[r.act.map].first; e < p_.maps[r.act.map].first + p_.maps[r.act.map].count; ++e)
+            go(p_.elements[e].result.target);
+      }
+    }
+    const auto named = [&](const key& k) {
+      const auto& [addr, proto, port] = k;
+      return std::any_of(prefixes.begin(), prefixes.end(), [&](const ip_prefix& pr) { return contains(pr, addr); }) ||
+             std::any_of(ports.begin(), ports.end(), [&](const port_range& pr) { return pr.first <= port && port <= pr.last; });
+    };
+    // records the generic walk made for endpoints, exactly
+    std::map<key, terminal> ends;
+    for (const auto& rec : ev_.frontends) {
+      if (rec.when != stage::post_dnat || !rec.d.has_addr || !rec.d.has_proto || !rec.d.has_port ||
+          rec.d.port.first != rec.d.port.last || rec.d.addr.length != max_prefix_length(rec.d.addr.address.family))
+        continue;
+      const key k{rec.d.addr.address, rec.d.proto, rec.d.port.first};
+      if (!endpoints.count(k)) continue;
+      for (const auto& t : rec.results)
+        if (t.k == terminal::kind::drop || t.k == terminal::kind::reject) {
+          ends.emplace(k, t);
+          break;
+        }
+    }
+    stage_ = stage::post_dnat;
+    for (const auto& k : endpoints) {
+      if (ends.count(k) || !named(k) || exhausted_) continue;
+      const auto& [addr, proto, port] = k;
+      flow f;
+      f.probe = true;
+      f.d.has_addr = f.d.has_proto = f.d.has_port = true;
+      f.d.addr = ip_prefix{addr, max_prefix_length(addr.family)};
+      f.d.proto = proto;
+      f.d.port = {port, port};
+      probe_end_.reset();
+      for (const auto& e : p_.entries) {
+        if (e.when != stage::post_dnat || e.chain >= p_.chains.size() || probe_end_) continue;
+        std::fill(visited_.begin(), visited_.end(), 0);
+        const hook h = p_.chains[e.chain].at;
+        hooks_ = h == hook::prerouting ? static_cast<std::uint8_t>(frontend_hook::prerouting)
+                 : h == hook::output   ? static_cast<std::uint8_t>(frontend_hook::output)
+                                       : std::uint8_t{0};
+        run_chain(e.chain, std::vector<flow>{f}, frame{}, 0);
+      }
+      if (probe_end_) ends.emplace(k, *probe_end_);
+    }
+    for (const auto& [k, t] : ends) ev_.after_nat.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), t});
+  }
+
 
  private:
   // ---- diagnostics ----------------------------------------------------------------------------
@@ -444,7 +553,7 @@ class evaluator {
 
   /// Records a new frontend when a flow's destination became exact or narrower than its frontend's.
   void maybe_create(flow& f, index origin, index chain, std::string_view comment) {
-    if (f.br >= 0 || !f.d.exact()) return;
+    if (f.br >= 0 || !f.d.exact() || f.probe) return;
     if (f.fe != none && dest_equal(ev_.frontends[f.fe].d, f.d)) return;
     frontend_record rec;
     rec.d = f.d;
@@ -469,6 +578,13 @@ class evaluator {
   void end(flow& f, terminal t, index rule_index, index chain, const frame& fr) {
     // a seed is there for what rules before NAT drop; its translations are the generic flow's already
     if (f.seed && (t.k == terminal::kind::dnat || t.k == terminal::kind::redirect)) return;
+    if (f.probe) {
+      if ((t.k == terminal::kind::drop || t.k == terminal::kind::reject) && !probe_end_) {
+        t.rule = rule_index;
+        probe_end_ = t;
+      }
+      return;
+    }
     t.mass = f.mass;
     t.rule = rule_index;
     t.depth = f.depth;
@@ -1555,7 +1671,8 @@ class evaluator {
   evaluation ev_;
   stage stage_ = stage::nat;
   std::vector<bool> reported_;
-  std::vector<std::uint8_t> local_reported_;  // per rule: fib-local assumptions reported (1: named, 2: from a set)
+  std::vector<std::uint8_t> local_reported_;
+  std::optional<terminal> probe_end_;  // how the endpoint being probed after NAT ended (drop, reject)  // per rule: fib-local assumptions reported (1: named, 2: from a set)
   std::vector<std::uint8_t> on_stack_;
   std::vector<std::uint8_t> walked_;
   std::vector<std::pair<index, index>> walk_records_;  // per walked chain: the frontend records its walk made

@@ -91,8 +91,18 @@ struct frontend_record {
   std::uint8_t hooks = 0;      // frontend_hook bits of the base chain the evaluation started from
 };
 
+/// What the chains after NAT (filter forward, input, output) do to new connections NAT translated to an
+/// endpoint: they see the endpoint's address and port, not the frontend's. Only drops and rejects are kept.
+struct endpoint_verdict {
+  ip_address addr;
+  l4_protocol proto = l4_protocol::any;
+  std::uint16_t port = 0;
+  terminal end;  // kind drop or reject, the rule, the answer
+};
+
 /// The evaluation of a whole program.
 struct evaluation {
+  std::vector<endpoint_verdict> after_nat;
   std::vector<frontend_record> frontends;
   std::vector<bool> mark_chain;  // chains that only set a (masquerade) mark
 };

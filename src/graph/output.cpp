@@ -123,6 +123,7 @@ json service_json(const dispatch_graph& g, const service& s, bool with_origins) 
       je["affinity"] = true;
       je["affinity_timeout_s"] = e.affinity_timeout_s;
     }
+    if (e.after_nat != outcome::none) je["after_nat"] = std::string(outcome_name(e.after_nat));
     if (!e.masquerades.empty()) {
       json m = json::array();
       for (const auto& x : e.masquerades) m.push_back(masq_text(x));
@@ -296,6 +297,7 @@ std::string to_text(const dispatch_graph& g) {
     for (const auto& e : s.endpoints) {
       out += fmt::format("  endpoint {}  {:.6f}  {}", endpoint_text(e), e.probability, selection_name(e.mechanism));
       if (e.local_probability) out += fmt::format("  local {:.6f}", *e.local_probability);
+      if (e.after_nat != outcome::none) out += fmt::format("  ({} after NAT)", outcome_name(e.after_nat));
       out += "\n";
     }
     if (s.untranslated > 0)
