@@ -557,16 +557,19 @@ result<dispatch_graph> graph_of_rules(std::string text) {
   return build_graph(r.value);
 }
 
-/// The graph of nft listing text.
-dispatch_graph graph_of_nft(const std::string& text) {
+/// The graph of nft text, with its diagnostics (the text must parse and apply).
+result<dispatch_graph> graph_result_of_nft(const std::string& text) {
   auto parsed = nft::parse("test.nft", text);
   REQUIRE_MESSAGE(parsed.ok(), render(parsed.diagnostics));
   auto rs = nft::to_ruleset(parsed.value);
   REQUIRE_MESSAGE(rs.ok(), render(rs.diagnostics));
   auto g = build_graph(rs.value);
   REQUIRE_MESSAGE(g.ok(), render(g.diagnostics));
-  return std::move(g.value);
+  return g;
 }
+
+/// The graph of nft listing text.
+dispatch_graph graph_of_nft(const std::string& text) { return std::move(graph_result_of_nft(text).value); }
 
 }  // namespace
 
@@ -1178,12 +1181,7 @@ TEST_CASE("a rule that would end every connection on a condition the graph does 
   const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));
   for (const std::string rule : {"meta skuid 0 accept", "meta skuid 0 drop", "meta cpu 1 return"}) {
     CAPTURE(rule);
-    auto parsed = nft::parse("test.nft", example_with("cluster.nft", 56, "\t\t" + rule));
-    REQUIRE(parsed.ok());
-    auto rs = nft::to_ruleset(parsed.value);
-    REQUIRE(rs.ok());
-    const auto g = build_graph(rs.value);
-    REQUIRE(g.ok());
+    const auto g = graph_result_of_nft(example_with("cluster.nft", 56, "\t\t" + rule));
     CHECK(hooks_of(g.value) == all_hooks);
     REQUIRE(g.diagnostics.size() == 1);
     CHECK(g.diagnostics[0].message.find("on a rule that ends connections to any address is not evaluated") !=
@@ -1200,12 +1198,7 @@ TEST_CASE("a rule that would end one ClusterIP's connections on a condition the 
   for (const std::string rule :
        {"ip daddr 10.96.12.34 iifname \"eth0\" drop", "ip daddr 10.96.12.34 meta skuid 0 drop"}) {
     CAPTURE(rule);
-    auto parsed = nft::parse("test.nft", example_with("cluster.nft", 51, "\t\t" + rule));
-    REQUIRE(parsed.ok());
-    auto rs = nft::to_ruleset(parsed.value);
-    REQUIRE(rs.ok());
-    const auto g = build_graph(rs.value);
-    REQUIRE(g.ok());
+    const auto g = graph_result_of_nft(example_with("cluster.nft", 51, "\t\t" + rule));
     CHECK(hooks_of(g.value) == all_hooks);
     CHECK(g.value.unevaluated == 1);
     REQUIRE(g.diagnostics.size() == 1);
@@ -1308,12 +1301,7 @@ TEST_CASE("fib daddr type local on a rule that ends connections says what it ass
   REQUIRE(at != std::string::npos);
   auto changed = text;
   changed.insert(at + chain.size(), "\t\tfib daddr type local drop\n");
-  auto parsed = nft::parse("test.nft", changed);
-  REQUIRE(parsed.ok());
-  auto rs = nft::to_ruleset(parsed.value);
-  REQUIRE(rs.ok());
-  const auto g = build_graph(rs.value);
-  REQUIRE(g.ok());
+  const auto g = graph_result_of_nft(changed);
   REQUIRE(g.diagnostics.size() == 2);
   CHECK(g.value.unevaluated == 2);
   std::set<std::string> messages;
@@ -1362,12 +1350,7 @@ TEST_CASE("what a tester found: named ports, meta protocol, hashes, --hitcount a
     }
   }
   SUBCASE("a hash selection is taken as uniform, and says so") {
-    auto parsed = nft::parse("test.nft", replaced("numgen random mod 3 vmap", "jhash ip daddr mod 3 vmap"));
-    REQUIRE(parsed.ok());
-    auto rs = nft::to_ruleset(parsed.value);
-    REQUIRE(rs.ok());
-    const auto g = build_graph(rs.value);
-    REQUIRE(g.ok());
+    const auto g = graph_result_of_nft(replaced("numgen random mod 3 vmap", "jhash ip daddr mod 3 vmap"));
     REQUIRE(g.diagnostics.size() == 1);
     CHECK(g.diagnostics[0].message.find("a hash (jhash, symhash) selects by the fields it hashes") != std::string::npos);
     const auto c = compare(original, g.value);
