@@ -114,11 +114,12 @@ void check_time_string(datatype t, std::string_view text, span where) {
     const auto y = leading_number(rest, 4);
     const bool dash1 = !rest.empty() && rest.front() == '-';
     if (dash1) rest.remove_prefix(1);
-    const auto m = dash1 ? leading_number(rest, 2) : std::nullopt;
+    // (0 stands for a missing part: no month or day is 0)
+    const unsigned m = dash1 ? leading_number(rest, 2).value_or(0) : 0;
     const bool dash2 = !rest.empty() && rest.front() == '-';
     if (dash2) rest.remove_prefix(1);
-    const auto d = dash2 ? leading_number(rest, 2) : std::nullopt;
-    if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31 || (!rest.empty() && rest.front() != ' '))
+    const unsigned d = dash2 ? leading_number(rest, 2).value_or(0) : 0;
+    if (!y || m < 1 || m > 12 || d < 1 || d > 31 || (!rest.empty() && rest.front() != ' '))
       refuse("a date, \"YYYY-MM-DD\" with an optional time of day", "Cannot parse date");
   }
 }
