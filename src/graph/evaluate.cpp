@@ -439,7 +439,8 @@ class evaluator {
       }
     }
     const auto named = [&](const key& k) {
-      const auto& [addr, proto, port] = k;
+      const ip_address& addr = std::get<0>(k);
+      const std::uint16_t port = std::get<2>(k);
       return std::any_of(prefixes.begin(), prefixes.end(), [&](const ip_prefix& pr) { return contains(pr, addr); }) ||
              std::any_of(ports.begin(), ports.end(), [&](const port_range& pr) { return pr.first <= port && port <= pr.last; });
     };
