@@ -180,6 +180,37 @@ TEST_CASE("frontend outcomes, source ranges and masquerading are compared") {
         d.end());
 }
 
+TEST_CASE("source ranges are compared as the addresses they cover, not as written") {
+  const auto ranges = [](std::initializer_list<const char*> list) {
+    std::vector<ip_prefix> out;
+    for (const char* p : list) out.push_back(*parse_ip_prefix(p));
+    return out;
+  };
+  const auto with = [](std::vector<ip_prefix> r) {
+    auto g = cluster("iptables");
+    g.services[1].frontends[2].source_ranges = std::move(r);
+    return g;
+  };
+  const auto eight = with(ranges({"10.0.0.0/8"}));
+  // halves joined (and again upwards), host bits, duplicates, order and prefixes inside another do not count
+  for (const auto& same : {ranges({"10.128.0.0/9", "10.0.0.0/9"}),
+                           ranges({"10.0.0.0/10", "10.64.0.0/10", "10.128.0.0/9"}), ranges({"10.1.2.3/8"}),
+                           ranges({"10.0.0.0/8", "10.0.0.0/8", "10.20.0.0/16"})}) {
+    CAPTURE(same.size());
+    CHECK(compare(eight, with(same)).equivalent);
+  }
+  for (const auto& other : {ranges({"10.0.0.0/9"}), ranges({"10.0.0.0/9", "10.192.0.0/10"}),
+                            ranges({"10.0.0.0/9", "11.128.0.0/9"}), ranges({"10.0.0.0/7"})}) {
+    CAPTURE(other.size());
+    const auto c = compare(eight, with(other));
+    CHECK_FALSE(c.equivalent);
+    REQUIRE(c.differences.size() == 1);
+    CHECK(c.differences[0].details.at(0).find("frontend external-ip tcp 198.19.0.7:80: source ranges 10.0.0.0/8 in A") ==
+          0);
+  }
+  CHECK(compare(with(ranges({"fd00::/65", "fd00::8000:0:0:0/65"})), with(ranges({"fd00::/64"}))).equivalent);
+}
+
 TEST_CASE("update cost model") {
   // kube-proxy's TestSyncProxyRulesRepeated step 7: svc3 has one endpoint (KUBE-SVC + KUBE-SEP, 4 rules); its
   // partial restore input has 26 fixed lines, so adding one endpoint writes 26 + 2 + 4 + 4 = 36 lines.

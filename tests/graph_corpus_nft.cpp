@@ -267,3 +267,69 @@ TEST_CASE("kpgen --update-add-endpoint applied: the nft transaction and both ipt
   }
   CHECK(checked >= 3);
 }
+
+TEST_CASE("what a LoadBalancer's gate does to other sources is read from both backends and compared") {
+  // overall: ns5/svc5's LoadBalancer IP 5.6.7.8:80 admits 203.0.113.0/25; iptables drops the rest in
+  // filter (KUBE-PROXY-FIREWALL, after NAT left it untranslated), nft before NAT (its firewall chain)
+  const auto ipt_path = kp_dir().parent_path() / "iptables" / "overall.rules";
+  const auto nft_path = kp_dir() / "overall.kernel.nft";
+  const auto replaced = [](const fs::path& p, const std::string& from, const std::string& to) {
+    auto text = slurp(p);
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  const auto graph_of_text = [](bool nft, const std::string& text) {
+    result<dispatch_graph> g;
+    if (nft) {
+      auto s = nft::parse("changed.nft", text);
+      REQUIRE_MESSAGE(s.ok(), render(s.diagnostics));
+      g = build_graph(s.value);
+    } else {
+      auto r = iptables::parse("changed.rules", text);
+      REQUIRE_MESSAGE(r.ok(), render(r.diagnostics));
+      g = build_graph(r.value);
+    }
+    CHECK_MESSAGE(g.diagnostics.empty(), render(g.diagnostics));
+    return std::move(g.value);
+  };
+  const auto lb = [](const dispatch_graph& g) -> const frontend& {
+    const auto* s = g.find("ns5/svc5:p80");
+    REQUIRE(s != nullptr);
+    const auto it = std::find_if(s->frontends.begin(), s->frontends.end(), [](const frontend& f) {
+      return f.has_address && to_string(f.address.address) == "5.6.7.8";
+    });
+    REQUIRE(it != s->frontends.end());
+    return *it;
+  };
+  const auto ipt = iptables_graph(ipt_path);
+  const auto nft = nft_graph(nft_path);
+  for (const auto* g : {&ipt, &nft}) {
+    CHECK(lb(*g).source_ranges == std::vector<ip_prefix>{*parse_ip_prefix("203.0.113.0/25")});
+    CHECK(lb(*g).other_sources == outcome::drop);
+  }
+  CHECK(compare(ipt, nft).equivalent);
+
+  // without KUBE-PROXY-FIREWALL's drop, other sources pass untranslated: a difference (a tester found it
+  // EQUIVALENT)
+  const std::string drop_rule =
+      "-A KUBE-PROXY-FIREWALL -m comment --comment \"ns5/svc5:p80 traffic not accepted by KUBE-FW-NUKIZ6OKUXPJNT4C\" "
+      "-m tcp -p tcp -d 5.6.7.8 --dport 80 -j DROP\n";
+  const auto open = graph_of_text(false, replaced(ipt_path, drop_rule, ""));
+  CHECK(lb(open).source_ranges == lb(ipt).source_ranges);
+  CHECK(lb(open).other_sources == outcome::none);
+  const auto c = compare(open, nft);
+  CHECK_FALSE(c.equivalent);
+  REQUIRE(c.differences.size() == 1);
+  CHECK(c.differences[0].details ==
+        std::vector<std::string>{"frontend load-balancer-ip tcp 5.6.7.8:80: connections from other sources: not ended "
+                                 "in A, drop in B"});
+
+  // nft's gate written as an accept of the range and a drop of the rest admits the same sources (a tester
+  // found it read as a drop of every source)
+  const auto accept_then_drop = graph_of_text(
+      true, replaced(nft_path, "\t\tip saddr != 203.0.113.0/25 drop\n", "\t\tip saddr 203.0.113.0/25 accept\n\t\tdrop\n"));
+  CHECK(lb(accept_then_drop).source_ranges == lb(nft).source_ranges);
+  CHECK(lb(accept_then_drop).other_sources == outcome::drop);
+  CHECK(compare(nft, accept_then_drop).equivalent);
+}

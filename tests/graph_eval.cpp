@@ -1196,7 +1196,10 @@ TEST_CASE("a rule that would end one ClusterIP's connections on a condition the 
   // an interface or an opaque match on a verdict rule: the graph does not decide it for the frontend, and says so
   const auto original = graph_of_nft(slurp(source_root() / "examples" / "cluster" / "cluster.nft"));
   for (const std::string rule :
-       {"ip daddr 10.96.12.34 iifname \"eth0\" drop", "ip daddr 10.96.12.34 meta skuid 0 drop"}) {
+       {"ip daddr 10.96.12.34 iifname \"eth0\" drop", "ip daddr 10.96.12.34 meta skuid 0 drop",
+        // accepted or returned on an interface: whether the clients arrive there is not known (a tester found
+        // these taken as never met, with no word)
+        "ip daddr 10.96.12.34 iifname \"eth0\" accept", "ip daddr 10.96.12.34 iifname \"eth0\" return"}) {
     CAPTURE(rule);
     const auto g = graph_result_of_nft(example_with("cluster.nft", 51, "\t\t" + rule));
     CHECK(hooks_of(g.value) == all_hooks);
@@ -1247,6 +1250,27 @@ TEST_CASE("a rule before the dispatch that ends one ClusterIP's connections at o
     CHECK(hooks_of(g) == all_hooks);
     CHECK(compare(original, g).equivalent);
   }
+}
+
+TEST_CASE("a match on every interface is always met: `-i +`") {
+  // (nft refuses the all-wildcard name `iifname "*"`; its unconditional `accept` is the same rule)
+  const auto ipt = graph_of_iptables(slurp(source_root() / "examples" / "cluster" / "cluster.iptables"));
+  // accepted at prerouting whatever the interface: every frontend is translated for local connections only
+  auto only_output = all_hooks;
+  for (auto& [fe, hooks] : only_output)
+    if (hooks != 0) hooks = static_cast<int>(frontend_hook::output);
+  const auto ipt_all = graph_of_iptables(example_with("cluster.iptables", 31, "-A PREROUTING -i + -j ACCEPT"));
+  const auto nft_all = graph_of_nft(example_with("cluster.nft", 51, "\t\taccept"));
+  CHECK(ipt_all.unevaluated == 0);
+  CHECK(nft_all.unevaluated == 0);
+  CHECK(hooks_of(ipt_all) == only_output);
+  CHECK(hooks_of(nft_all) == only_output);
+  CHECK_FALSE(compare(ipt, ipt_all).equivalent);
+  CHECK(compare(ipt_all, nft_all).equivalent);
+  // and on none: no effect
+  const auto ipt_none = graph_of_iptables(example_with("cluster.iptables", 31, "-A PREROUTING ! -i + -j ACCEPT"));
+  CHECK(ipt_none.unevaluated == 0);
+  CHECK(compare(ipt, ipt_none).equivalent);
 }
 
 TEST_CASE("a negated match before the dispatch ends the connections to every other port, protocol or address") {
@@ -1349,6 +1373,27 @@ TEST_CASE("what a tester found: named ports, meta protocol, hashes, --hitcount a
       CHECK_FALSE(compare(original, g).equivalent);
     }
   }
+  SUBCASE("meta protocol in an ip6 table is decided by the table's family, IPv6") {
+    const auto ip6_table = [](const std::string& first) {
+      return "table ip6 t {\n\tchain pre {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n" + first +
+             "\t\tip6 daddr fd00::10 tcp dport 80 dnat to [fd00::1]:8080\n\t}\n}\n";
+    };
+    const auto plain = graph_of_nft(ip6_table(""));
+    REQUIRE(plain.services.size() == 1);
+    CHECK(plain.services[0].endpoints.size() == 1);
+    for (const std::string never : {"meta protocol ip return", "meta protocol != ip6 return"}) {
+      CAPTURE(never);
+      const auto g = graph_of_nft(ip6_table("\t\t" + never + "\n"));
+      CHECK(g.unevaluated == 0);
+      CHECK(compare(plain, g).equivalent);
+    }
+    for (const std::string always : {"meta protocol ip6 return", "meta protocol != ip return"}) {
+      CAPTURE(always);
+      const auto g = graph_of_nft(ip6_table("\t\t" + always + "\n"));
+      CHECK(g.services.empty());
+      CHECK_FALSE(compare(plain, g).equivalent);
+    }
+  }
   SUBCASE("a hash selection is taken as uniform, and says so") {
     const auto g = graph_result_of_nft(replaced("numgen random mod 3 vmap", "jhash ip daddr mod 3 vmap"));
     REQUIRE(g.diagnostics.size() == 1);
@@ -1377,6 +1422,59 @@ TEST_CASE("what a tester found: named ports, meta protocol, hashes, --hitcount a
     REQUIRE(g.ok());
     REQUIRE(g.diagnostics.size() == 1);
     CHECK(g.diagnostics[0].message.find("--hitcount 2 on an affinity check") != std::string::npos);
+  }
+}
+
+TEST_CASE("affinity that does not keep a client on its endpoint is never taken for ClientIP affinity") {
+  SUBCASE("nft: an update of a destination, a masked source or with `add`") {
+    const std::string text = slurp(source_root() / "examples" / "cluster" / "cluster.nft");
+    const std::string update = "update @affinity-6J65OJTM-shop/cache/tcp/redis__10.244.2.22/6379 { ip saddr }";
+    const auto with = [&](const std::string& to) {
+      auto t = text;
+      const auto at = t.find(update);
+      REQUIRE(at != std::string::npos);
+      return graph_result_of_nft(t.replace(at, update.size(), to));
+    };
+    REQUIRE(graph_result_of_nft(text).diagnostics.empty());
+    for (const std::string key : {"ip daddr", "ip saddr & 255.255.255.0"}) {
+      CAPTURE(key);
+      const auto g = with("update @affinity-6J65OJTM-shop/cache/tcp/redis__10.244.2.22/6379 { " + key + " }");
+      REQUIRE(g.diagnostics.size() == 1);
+      CHECK(g.diagnostics[0].message ==
+            "session affinity: clients found in 'affinity-6J65OJTM-shop/cache/tcp/redis__10.244.2.22/6379' are sent "
+            "to 10.244.2.22, whose endpoint chain does not record them there; the graph shows affinity as written, "
+            "which does not keep a client on its endpoint");
+    }
+    const auto added = with("add @affinity-6J65OJTM-shop/cache/tcp/redis__10.244.2.22/6379 { ip saddr }");
+    REQUIRE(added.diagnostics.size() == 1);
+    CHECK(added.diagnostics[0].message.find("records clients in "
+                                            "'affinity-6J65OJTM-shop/cache/tcp/redis__10.244.2.22/6379' with `add`") !=
+          std::string::npos);
+    CHECK(added.diagnostics[0].message.find("affinity ends 10800 s after its first connection") != std::string::npos);
+  }
+  SUBCASE("iptables: recent on the destination or on a network is not modelled") {
+    const auto ipt = slurp(source_root() / "examples" / "cluster" / "cluster.iptables");
+    const auto original = graph_of_rules(ipt);
+    REQUIRE(original.ok());
+    REQUIRE(original.value.unevaluated == 0);
+    const std::string set = "--set --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.255 --rsource";
+    for (const std::string to : {"--set --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.255 --rdest",
+                                 "--set --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.0 --rsource"}) {
+      CAPTURE(to);
+      auto changed = ipt;
+      const auto at = changed.find(set);
+      REQUIRE(at != std::string::npos);
+      const auto g = graph_of_rules(changed.replace(at, set.size(), to));
+      REQUIRE(g.ok());
+      CHECK(g.value.unevaluated > 0);
+      CHECK(compare(original.value, g.value).unevaluated_b == g.value.unevaluated);
+      const bool named = std::any_of(g.diagnostics.begin(), g.diagnostics.end(), [&](const diagnostic& d) {
+        return d.message.find(to.find("rdest") != std::string::npos ? "-m recent --rdest"
+                                                                    : "-m recent --mask 255.255.255.0") !=
+               std::string::npos;
+      });
+      CHECK(named);
+    }
   }
 }
 

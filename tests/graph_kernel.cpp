@@ -108,7 +108,17 @@ COMMIT
   REQUIRE(ns.exec("iptables-restore", &rules).status == 0);
   const auto saved = ns.exec("iptables-save");
   REQUIRE(saved.status == 0);
-  const auto g = iptables_graph("docker.rules", saved.output);
+  auto parsed = iptables::parse("docker.rules", saved.output);
+  REQUIRE_MESSAGE(parsed.ok(), render(parsed.diagnostics));
+  auto built = build_graph(parsed.value);
+  // connections arriving from the bridge return before the DNAT rules: whether clients arrive there the
+  // dump cannot tell, and the graph says that it shows those arriving elsewhere
+  REQUIRE(built.diagnostics.size() == 1);
+  CHECK(built.diagnostics[0].message.find("interface match 'docker0' on a rule that ends connections to a local "
+                                          "address is not evaluated") == 0);
+  CHECK(built.diagnostics[0].file->text(built.diagnostics[0].where) == "-A DOCKER -i docker0 -j RETURN");
+  const auto& g = built.value;
+  CHECK(g.unevaluated == 1);
   REQUIRE(g.services.size() == 2);
   for (const auto& s : g.services) {
     CHECK_FALSE(s.name.has_value());

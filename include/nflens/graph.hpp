@@ -134,9 +134,13 @@ struct frontend {
   port_range port;  ///< destination port; {0, 65535} when any
   outcome result = outcome::none;
   reject_reply reject_with;  ///< the answer to new connections when `result` is `reject`
-  /// When not empty, only these sources reach the service; the rest is dropped (LoadBalancer source ranges:
-  /// iptables KUBE-FW-* chains, nft `firewall-ips` → `ip saddr != { ... } drop`).
+  /// When not empty, only these sources reach the service (LoadBalancer source ranges: iptables KUBE-FW-*
+  /// chains, nft `firewall-ips` → `ip saddr != { ... } drop`); `other_sources` says what the rest gets.
   std::vector<ip_prefix> source_ranges;
+  /// With `source_ranges`: what new connections from other sources get. `drop` or `reject` by the gate
+  /// before NAT (nft) or by the filter chains after it (iptables KUBE-PROXY-FIREWALL); `none` when nothing
+  /// ends them (they pass on untranslated).
+  outcome other_sources = outcome::none;
   /// Sources that bypass the default outcome and reach the cluster-wide selection (kube-proxy, Local
   /// policy: pod traffic and node-local traffic are "short-circuited").
   std::vector<ip_prefix> short_circuit_sources;
@@ -194,8 +198,9 @@ struct endpoint {
   std::uint32_t modulus = 0;            ///< numgen: N
   bool affinity = false;                ///< a ClientIP affinity rule leads to this endpoint
   /// With `affinity`: how long a client is remembered for this endpoint, in seconds (the `recent
-  /// --seconds` of its rule, or its nft affinity set's `timeout`); the service's `affinity_timeout_s` is
-  /// the longest of its endpoints'.
+  /// --seconds` of its rule, or its nft affinity set's `timeout`); 0: no timeout (`--rcheck` without
+  /// `--seconds`, a set without `timeout`). The service's `affinity_timeout_s` is the longest of its
+  /// endpoints'.
   std::uint32_t affinity_timeout_s = 0;
   std::vector<masquerade> masquerades;  ///< masquerade conditions in the endpoint's own rules (hairpin)
   /// `drop` or `reject` when the chains after NAT (filter forward, input, output: they see the endpoint's
@@ -238,7 +243,7 @@ struct service {
   l4_protocol protocol = l4_protocol::any;
   std::vector<frontend> frontends;
   std::vector<endpoint> endpoints;  ///< in the ruleset's order (kube-proxy's: the ladder / numgen order)
-  std::optional<std::uint32_t> affinity_timeout_s;  ///< ClientIP session affinity timeout in seconds
+  std::optional<std::uint32_t> affinity_timeout_s;  ///< ClientIP session affinity timeout in seconds; 0: none
   bool external_traffic_local = false;              ///< external frontends reach node-local endpoints only
   /// What new connections get when the service has no endpoints: `reject`, `drop`, or `none` when it has
   /// endpoints.

@@ -99,6 +99,8 @@ struct fe_work {
   bool direct_first = false;  // the selection is the first chain entered
   outcome verdict = outcome::none;
   std::vector<ip_prefix> ranges;
+  bool gated_before_nat = false;  // `ranges` come from a filter before NAT (nft firewall-check)
+  outcome others = outcome::none;  // with `ranges`: what connections from other sources get
   outcome pre_dnat_verdict = outcome::none;  // every new connection dropped or rejected before NAT
   const terminal* reject_at = nullptr;        // the reject that gives `verdict` or `pre_dnat_verdict` its answer
   std::vector<ip_prefix> short_prefixes;
@@ -247,6 +249,13 @@ class assembler {
       }
     }
     if (!dropped) return std::nullopt;
+    // sources a rule singles out before the drop and lets through (`ip saddr 203.0.113.0/25 accept`)
+    for (const auto& b : r.branches)
+      if (b.cls.k == source_class::kind::prefix &&
+          std::none_of(b.results.begin(), b.results.end(), [](const terminal& t) {
+            return t.k == terminal_kind::drop || t.k == terminal_kind::reject;
+          }))
+        allowed.push_back(b.cls.prefix);
     return allowed;
   }
 
@@ -325,6 +334,7 @@ class assembler {
           w.reject_at = heaviest_reject(fr[w.gate_rec].results);
         } else {
           w.ranges = std::move(*g);
+          w.gated_before_nat = true;
         }
       }
     if (w.rec != none) {
@@ -382,6 +392,12 @@ class assembler {
     }
     if (w.verdict == outcome::none && !w.has_dispatch && w.gate_rec != none && !w.ranges.empty())
       w.verdict = outcome::drop;
+    // Connections from sources outside the ranges: dropped by the gate itself (before NAT), or, gated in
+    // NAT (KUBE-FW-*), left untranslated for the filter chains after it (KUBE-PROXY-FIREWALL) to drop.
+    if (!w.ranges.empty())
+      w.others = w.gated_before_nat ? verdict_of(fr[w.gate_rec].results)
+                 : w.filter_rec != none ? verdict_of(fr[w.filter_rec].results)
+                                        : outcome::none;
     std::sort(w.ranges.begin(), w.ranges.end());
     w.ranges.erase(std::unique(w.ranges.begin(), w.ranges.end()), w.ranges.end());
   }
@@ -593,7 +609,20 @@ class assembler {
                 e.affinity = true;
                 e.affinity_timeout_s = std::max(e.affinity_timeout_s, kept);
               }
-            if (!records_client(t.endpoint_chain, b->cls.list)) report_broken_affinity(*b, t);
+            switch (records_client(t.endpoint_chain, b->cls.list)) {
+              case recording::none:
+                report_broken_affinity(*b, t);
+                break;
+              case recording::first:
+                warn_once(b->origin,
+                          fmt::format("session affinity: the endpoint chain of {} records clients in '{}' with `add`, "
+                                      "which leaves a recorded client's timer running: affinity ends {} s after its "
+                                      "first connection, not its last (kube-proxy writes `update`)",
+                                      to_string(t.addr), b->cls.list, kept));
+                break;
+              case recording::last:
+                break;
+            }
           }
       }
     if (affinity) s.affinity_timeout_s = timeout;
@@ -615,9 +644,6 @@ class assembler {
         f.result = w->pre_dnat_verdict;  // dropped before NAT could translate it
       } else if (w->has_dispatch) {
         f.result = (w->selection == cluster_sel || cluster_sel == none) ? outcome::dispatch : outcome::dispatch_local;
-        if (!w->ranges.empty() && w->rec != none && !dispatches(fr[w->rec])) {
-          // Gated in NAT (KUBE-FW-*): admitted sources reach the dispatch, the rest is dropped later.
-        }
       } else {
         f.result = w->verdict;
       }
@@ -637,6 +663,7 @@ class assembler {
         f.source_ranges.push_back(pr);
         if (own) own_ips.push_back(pr);
       }
+      if (!f.source_ranges.empty()) f.other_sources = w->others;
       f.short_circuit_sources = w->short_prefixes;
       f.short_circuit_local = w->short_local;
       if (w->rec != none) {
@@ -846,19 +873,21 @@ class assembler {
         }
   }
 
-  /// Whether an endpoint chain records the client in `list` (iptables `-m recent --set --name LIST`, nft
-  /// `update @LIST { ip saddr }`), so that the affinity check that leads to it finds the client again.
-  bool records_client(index chain, std::string_view list) const {
-    if (chain == none || chain >= p_.chains.size()) return true;  // a direct DNAT: nothing to check
+  /// How an endpoint chain records the client in `list`, so that the affinity check that leads to it finds
+  /// the client again: from its last connection (iptables `-m recent --set --name LIST`, nft `update @LIST
+  /// { ip saddr }`), from its first (nft `add`, which keeps an element's timer), or not at all.
+  enum class recording : std::uint8_t { none, first, last };
+  recording records_client(index chain, std::string_view list) const {
+    if (chain == none || chain >= p_.chains.size()) return recording::last;  // a direct DNAT: nothing to check
     const auto& ch = p_.chains[chain];
     for (index i = ch.first; i < ch.first + ch.count; ++i) {
       const auto& r = p_.rules[i];
       for (index k = r.first; k < r.first + r.count; ++k)
-        if (p_.conditions[k].kind == cond_kind::recent_set && p_.conditions[k].name == list) return true;
+        if (p_.conditions[k].kind == cond_kind::recent_set && p_.conditions[k].name == list) return recording::last;
       if (r.act.kind == action_kind::set_update && r.act.set < p_.sets.size() && p_.sets[r.act.set].name == list)
-        return true;
+        return r.act.set_add ? recording::first : recording::last;
     }
-    return false;
+    return recording::none;
   }
   /// How long the endpoint chain's own record of a client in `list` lasts, when its rule gives a timeout
   /// of its own (nft `update @LIST { ip saddr timeout 1h }`, which outlives the set's `timeout`).

@@ -161,6 +161,7 @@ struct action {
   reject_reply reject4, reject6{reject_reply::kind::icmpv6, 4};
   index set = none;        // set_update
   std::optional<std::uint32_t> set_timeout_s;  // set_update: the element's own timeout (`timeout 1h`), in s
+  bool set_add = false;  // set_update written `add @S`: an element already there keeps its timer (not restarted)
   std::string_view text;   // `other`: what it is, for reports
   other_effect effect = other_effect::none;  // `other`: what of it the evaluator must know
 };

@@ -1096,11 +1096,9 @@ class evaluator {
           break;
         }
         case cond_kind::iface:
-          // The generic client arrives on an interface the DNAT rules name, never on one a rule excludes.
-          if (!c.negated && (r.act.kind == action_kind::ret || r.act.kind == action_kind::accept)) {
-            fail = true;
-            break;
-          }
+          // The generic client arrives on an interface the DNAT rules name, never on one a rule excludes; a
+          // rule that accepts or returns what arrives on a named one is assumed, as any interface match, and
+          // reported below: the graph cannot tell whether the clients arrive there.
           if (!c.negated) m.assumed = true, m.assumed_what = fmt::format("interface match '{}'", c.name);
           if (!c.negated && leads_somewhere(r) && first_report(r)) {
             // (an excluded interface is the bridge or loopback a rule before singled out: not the client's)

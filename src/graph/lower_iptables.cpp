@@ -251,6 +251,12 @@ class lowering {
         break;
       case module_id::recent:
         if (auto x = as_recent(m, rs_.family)) {
+          // affinity is a list of clients: `--rdest` records and checks destinations, a short `--mask`
+          // whole networks; neither keeps one client on its endpoint, so the match is not modelled
+          if (!x->rsource || mask_length(x->mask) != max_prefix_length(x->mask.family)) {
+            opaque(fmt::format("-m recent {}", !x->rsource ? "--rdest" : "--mask " + to_string(x->mask)));
+            return;
+          }
           c.what = d::field::saddr;
           c.name = x->name;
           c.negated = x->negated;
@@ -376,6 +382,10 @@ class lowering {
       for (const auto* i : {r.in_interface(), r.out_interface()}) {
         if (i == nullptr) continue;
         d::condition c;
+        if (i->name == "+") {  // every interface (iptables(8): a name ending in `+` matches its prefix)
+          if (i->negated) c.kind = d::cond_kind::never, p_.conditions.push_back(c);
+          continue;
+        }
         c.kind = d::cond_kind::iface;
         c.what = i == r.in_interface() ? d::field::iif : d::field::oif;
         c.negated = i->negated;

@@ -82,11 +82,15 @@ class lowering {
         (s.is_map ? p_.structure.maps : p_.structure.sets) += 1;
         p_.structure.elements += static_cast<std::uint32_t>(s.elements.size());
       }
-      if (t.fam != family::ip && t.fam != family::ip6 && t.fam != family::inet) continue;
-      (t.fam == family::ip6 ? v6 : v4) = true;
-      lower_table(t);
+      if (t.fam == family::ip || t.fam == family::ip6 || t.fam == family::inet) (t.fam == family::ip6 ? v6 : v4) = true;
     }
     p_.family = v6 && !v4 ? ip_family::ipv6 : ip_family::ipv4;
+    for (const auto& t : rs_.tables) {
+      if (t.fam != family::ip && t.fam != family::ip6 && t.fam != family::inet) continue;
+      // the family of the connections a table sees: an ip6 table's are IPv6 whatever the graph's family
+      table_family_ = t.fam == family::ip6 ? ip_family::ipv6 : t.fam == family::ip ? ip_family::ipv4 : p_.family;
+      lower_table(t);
+    }
     for (auto* list : {&pre_, &nat_, &post_}) {
       std::stable_sort(list->begin(), list->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [prio, e] : *list) p_.entries.push_back(e);
@@ -473,14 +477,14 @@ class lowering {
     const expr& r = *m.right;
     d::condition c;
     c.negated = neg;
-    // `meta nfproto ipv4|ipv6`, `meta protocol ip|ip6`: decided by the family of the graph's connections
-    // (an ip table holds IPv4 packets only; an inet table's graph is one family's)
+    // `meta nfproto ipv4|ipv6`, `meta protocol ip|ip6`: decided by the family of the table's connections
+    // (an ip table sees IPv4 packets only, an ip6 table IPv6 ones; an inet table's are the graph's family)
     if (const auto* me = l.get<meta_expr>(); me != nullptr && (me->key == meta_key::nfproto || me->key == meta_key::protocol))
       if (const auto* sy = r.get<symbol_expr>()) {
         const std::string_view w = sy->name;
         const bool v4 = w == "ipv4" || w == "ip", v6 = w == "ipv6" || w == "ip6";
         if (v4 || v6) {
-          const bool holds = (p_.family == ip_family::ipv6) == v6;
+          const bool holds = (table_family_ == ip_family::ipv6) == v6;
           if (holds != neg) return true;  // always met: no condition
           c.kind = d::cond_kind::never;
           c.negated = false;
@@ -761,7 +765,15 @@ class lowering {
         }
         act(std::move(a));
       } else if (const auto* ss = s.get<set_stmt>()) {
+        // an affinity list records clients: `update @S { ip saddr }`; any other key (a destination, a
+        // masked source, a concatenation) does not, and is not modelled
+        if (ss->op == set_op::delete_ || ss->elem == nullptr || ss->elem->key == nullptr ||
+            field_of(*ss->elem->key) != d::field::saddr) {
+          opaque(r, s);
+          continue;
+        }
         a.kind = d::action_kind::set_update;
+        a.set_add = ss->op == set_op::add;
         if (ss->set_ref != nullptr)
           if (const auto* ref = ss->set_ref->get<set_ref_expr>()) a.set = t.set(ref->name);
         // `update @affinity-X { ip saddr timeout 1h }`: this rule's elements outlive the set's timeout
@@ -832,6 +844,7 @@ class lowering {
   d::program& p_;
   const table_ctx* ctx_ = nullptr;
   std::vector<d::condition> conds_;
+  ip_family table_family_ = ip_family::ipv4;  // of the table being lowered
   std::unordered_map<const source*, std::uint32_t> source_ix_;
   std::deque<std::string> texts_;
   std::vector<std::pair<std::int32_t, d::entry>> pre_, nat_, post_;

@@ -152,6 +152,7 @@ json service_json(const dispatch_graph& g, const service& s, bool with_origins) 
       json x = json::array();
       for (const auto& p : f.source_ranges) x.push_back(to_string(p));
       jf["source_ranges"] = x;
+      jf["other_sources"] = std::string(outcome_name(f.other_sources));
     }
     if (!f.short_circuit_sources.empty() || f.short_circuit_local) {
       json x = json::array();
@@ -185,6 +186,12 @@ json service_json(const dispatch_graph& g, const service& s, bool with_origins) 
   j["frontends"] = std::move(fes);
   if (with_origins) j["origins"] = origins_json(g, s.origins);
   return j;
+}
+
+/// An affinity timeout for people: 0 is none (iptables `--rcheck` without `--seconds`, an nft set without
+/// `timeout`: a client is remembered until the list drops it).
+std::string timeout_text(std::uint32_t seconds) {
+  return seconds == 0 ? std::string("no timeout") : fmt::format("{} s", seconds);
 }
 
 std::string dot_escape(std::string_view s) {
@@ -244,7 +251,7 @@ std::string to_dot(const dispatch_graph& g) {
     const auto& s = g.services[i];
     out += fmt::format("  s{} [shape=ellipse, style=filled, fillcolor=\"#dde8f7\", label=\"{}{}\"];\n", i,
                        dot_escape(s.label()),
-                       s.affinity_timeout_s ? fmt::format("\\naffinity {} s", *s.affinity_timeout_s) : std::string{});
+                       s.affinity_timeout_s ? "\\naffinity " + timeout_text(*s.affinity_timeout_s) : std::string{});
     for (std::size_t k = 0; k < s.frontends.size(); ++k) {
       const auto& f = s.frontends[k];
       out += fmt::format("  f{}_{} [shape=box, label=\"{}\\n{} {}:{}\"];\n", i, k, frontend_kind_name(f.kind),
@@ -287,7 +294,8 @@ std::string to_text(const dispatch_graph& g) {
       if (!f.source_ranges.empty()) {
         std::vector<std::string> r;
         for (const auto& p : f.source_ranges) r.push_back(to_string(p));
-        out += fmt::format(" (sources {})", fmt::join(r, ", "));
+        out += fmt::format(" (sources {}; others: {})", fmt::join(r, ", "),
+                           f.other_sources == outcome::none ? "not ended" : outcome_name(f.other_sources));
       }
       if (!f.shares.empty()) out += fmt::format(" (its own shares: {})", shares_text(f.shares));
       if (!f.short_circuit_shares.empty())
@@ -302,7 +310,7 @@ std::string to_text(const dispatch_graph& g) {
     }
     if (s.untranslated > 0)
       out += fmt::format("  not translated {:.6f}  (new connections no rule sends to an endpoint)\n", s.untranslated);
-    if (s.affinity_timeout_s) out += fmt::format("  affinity: ClientIP, {} s\n", *s.affinity_timeout_s);
+    if (s.affinity_timeout_s) out += fmt::format("  affinity: ClientIP, {}\n", timeout_text(*s.affinity_timeout_s));
     if (s.external_traffic_local) out += "  external traffic policy: Local\n";
     if (s.no_endpoints != outcome::none) out += fmt::format("  no endpoints: {}\n", outcome_name(s.no_endpoints));
     if (!s.endpoints.empty())
