@@ -124,6 +124,17 @@ void check_time_string(datatype t, std::string_view text, span where) {
   }
 }
 
+/// The selector under a chain of binary operators (`meta mark & 0x1 | 0x2 ...` nests to the left as deep as
+/// it is long: walked in a loop, never by recursion); `e` itself when it is no operator.
+const expr& left_operand(const expr& e) noexcept {
+  const expr* cur = &e;
+  while (const auto* b = cur->get<binop_expr>()) {
+    if (b->left() == nullptr) break;
+    cur = b->left();
+  }
+  return *cur;
+}
+
 void check_constant(type_info want, const expr& e, std::string_view text) {
   if (const auto* str = e.get<string_expr>()) {
     check_string(want, str->text, e.where);
@@ -135,11 +146,19 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
                          fmt::format("`{}` is an {} address where an {} one is expected (nft: \"Address family for "
                                      "hostname not supported\")",
                                      to_string(a->address()), v6 ? "IPv6" : "IPv4", v6 ? "IPv4" : "IPv6")};
-  } else if (const auto* b = e.get<binop_expr>()) {
+  } else if (e.is<binop_expr>()) {
     // `ip dscp set ip dscp & 0x4f`, `ct event set new or foobar`: the constants of &, | and ^ are values of
-    // the type; a shift's right side is a count
-    check_constant(want, *b->left(), text);
-    if (b->op != binop::lshift && b->op != binop::rshift) check_constant(want, *b->right(), text);
+    // the type; a shift's right side is a count. A chain of operators nests to the left as deep as it is
+    // long (`1 | 2 | ... | 100000`): its left spine is walked in a loop, not by recursion, and the operands
+    // are checked left to right.
+    std::vector<const expr*> rights;
+    const expr* leftmost = &e;
+    while (const auto* b = leftmost->get<binop_expr>()) {
+      if (b->op != binop::lshift && b->op != binop::rshift) rights.push_back(b->right());
+      leftmost = b->left();
+    }
+    check_constant(want, *leftmost, text);
+    for (auto it = rights.rbegin(); it != rights.rend(); ++it) check_constant(want, **it, text);
   } else if (const auto* n = e.get<integer_expr>()) {
     switch (want.type) {
       case datatype::ipv4_addr: case datatype::ipv6_addr: case datatype::lladdr: case datatype::ether_addr:
@@ -289,7 +308,8 @@ std::uint8_t protocol_value(const expr& e) {
     if (const auto n = protocol_number(*p)) return *n;
   return 0;
 }
-void scan_selectors(const expr& e, bool equal, rule_context& c) {
+void scan_selectors(const expr& whole, bool equal, rule_context& c) {
+  const expr& e = left_operand(whole);
   if (const auto* p = e.get<payload_expr>()) {
     if (p->inner != tunnel::none) return;  // a tunnelled packet's headers, not this packet's
     if (const std::uint8_t n = transport_number(p->protocol)) {
@@ -375,8 +395,6 @@ void scan_selectors(const expr& e, bool equal, rule_context& c) {
                                        rt->protocol == nfproto::ip ? "ip" : "ip6")};
     }
 
-  } else if (const auto* b = e.get<binop_expr>()) {
-    scan_selectors(*b->left(), equal, c);
   } else if (const auto* cc = e.get<concat_expr>()) {
     for (const auto& item : cc->items) scan_selectors(item, equal, c);
   } else if (const auto* mp = e.get<map_expr>()) {
@@ -450,7 +468,8 @@ bool maps_to_address_and_port(const expr* address) noexcept {
 
 /// A selector that cannot tell nft ip from ip6: transport headers, meta keys other than nfproto (even
 /// `meta protocol ip`, checked against nft 1.0.6), ct keys other than l3proto and the addresses.
-bool neutral_for_family(const expr& e) noexcept {
+bool neutral_for_family(const expr& whole) noexcept {
+  const expr& e = left_operand(whole);
   if (const auto* p = e.get<payload_expr>()) {
     switch (p->protocol) {
       case header::tcp: case header::udp: case header::udplite: case header::sctp: case header::dccp:
@@ -463,7 +482,6 @@ bool neutral_for_family(const expr& e) noexcept {
   if (const auto* m = e.get<meta_expr>()) return m->key != meta_key::nfproto;  // `meta protocol ip` does not tell nft
   if (const auto* ct = e.get<ct_expr>())
     return ct->key != ct_key::l3proto && ct->key != ct_key::saddr && ct->key != ct_key::daddr;
-  if (const auto* b = e.get<binop_expr>()) return b->left() != nullptr && neutral_for_family(*b->left());
   return false;
 }
 
