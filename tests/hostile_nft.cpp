@@ -130,7 +130,26 @@ TEST_SUITE("unit") {
   TEST_CASE("hostile nft: a chain of 100,000 binary operators") {
     const std::string text = gen::binary_chain(dialect::nft, 100'000);
     const auto r = parse(text);
-    check_located(r.diagnostics, text);  // left-associative: no depth, or refused by depth; never a crash
+    check_located(r.diagnostics, text);
+    // its tree is as deep as it is long (left-associative), and every walk of it recurses: refused past
+    // limits::max_depth operators, at the first operand too many (100,000 overflowed the checks' stack
+    // under AddressSanitizer, and `nflens parse --json`'s at the default 8 MB)
+    const auto* e = first_error(r.diagnostics);
+    REQUIRE(e != nullptr);
+    CHECK(e->code == error_code::nesting_too_deep);
+    CHECK(e->message == "an expression of 100000 operators nests deeper than 256 levels");
+    const std::string head = gen::binary_chain(dialect::nft, 257);
+    // at the right operand of the 257th operator: `0x1`, the last of a chain of 257
+    CHECK(e->where.offset == head.size() - std::string_view("0x1 } }\n").size());
+    CHECK(e->where.length == 3);
+    // at the bound it parses, and is printed and applied
+    const std::string at_bound = gen::binary_chain(dialect::nft, 256);
+    const auto ok = parse(at_bound);
+    REQUIRE(ok.ok());
+    const auto rs = nft::to_ruleset(ok.value);
+    REQUIRE(rs.ok());
+    CHECK(nft::print(rs.value).find("meta mark set meta mark & 0x00000001 | 0x00000001") != std::string::npos);
+    CHECK_FALSE(parse(gen::binary_chain(dialect::nft, 257)).ok());
   }
 
   TEST_CASE("hostile nft: 100,000 set elements and 100,000 chains parse with exact counts") {

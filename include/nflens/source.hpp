@@ -123,7 +123,7 @@ using source_ptr = std::shared_ptr<const source>;
 struct limits {
   std::size_t max_input_bytes = std::size_t{1} << 30;  ///< larger inputs are refused with `input_too_large`
   std::uint32_t max_errors = 50;                       ///< diagnostics of severity error kept per parse
-  std::uint32_t max_depth = 256;                       ///< nesting of blocks, sets, parentheses, operators
+  std::uint32_t max_depth = 256;                       ///< nesting of blocks, sets, parentheses; operators in one expression
   /// Diagnostics of severity warning kept per parse (0: no cap); the rest are counted in one
   /// `too_many_warnings` warning. A million unmodelled statements must not make a million diagnostics.
   std::uint32_t max_warnings = 1000;

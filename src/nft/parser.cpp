@@ -1465,6 +1465,16 @@ struct action<g::binop_tail<O>> {
     st.binops.push_back(op);
   }
 };
+/// Refuses a chain of more than `limits::max_depth` operators (between the `n_ops + 1` operands `items`) at
+/// the operand after the first operator too many.
+void too_many_operators(const state& st, const expr* items, std::size_t n_ops) {
+  if (n_ops <= st.options.limits.max_depth) return;
+  const expr& past = items[st.options.limits.max_depth + 1];
+  st.fail(st.base + past.where.offset, past.where.length, error_code::nesting_too_deep,
+          fmt::format("an expression of {} operators nests deeper than {} levels", n_ops,
+                      st.options.limits.max_depth));
+}
+
 /// Builds the tree of `a OP b OP c ...` from the flat operands (on the expression stack since the
 /// rule's mark) and operators (on the operator stack), by precedence (an operator-precedence parse).
 struct binop_chain_action {
@@ -1480,6 +1490,9 @@ struct binop_chain_action {
     const std::size_t base = st.exprs.size() - (n_ops + 1);
     expr* const items = st.exprs.data() + base;
     binop* const ops = st.binops.data() + m.binops;
+    // the tree of a chain is as deep as it has operators (`1 | 2 | 3` is `(1 | 2) | 3`), and every walk
+    // of it recurses: bounded as all nesting is
+    too_many_operators(st, items, n_ops);
     std::size_t out = 1;
     std::size_t pending = 0;
     const auto reduce = [&] {
@@ -1573,6 +1586,7 @@ struct action<g::list_stmt_tail> : list_action {};
 
 /// `a, b, c` as nft evaluates a flag list: `a | b | c`.
 expr or_chain(state& st, std::span<const expr> items) {
+  too_many_operators(st, items.data(), items.size() - 1);
   expr acc = items[0];
   for (std::size_t i = 1; i < items.size(); ++i) {
     const span s{acc.where.offset, items[i].where.offset + items[i].where.length - acc.where.offset};
