@@ -1623,6 +1623,16 @@ TEST_CASE("a rule after NAT that drops an endpoint's connections is on that endp
   const auto ipt = graph_of_iptables(example_with(
       "cluster.iptables", 10, "-A KUBE-SERVICES -d 10.244.1.11/32 -p tcp -m tcp --dport 8080 -j DROP"));
   CHECK(after_nat(ipt) == std::map<std::string, std::string>{{"10.244.1.11:8080", "drop"}});
+  // a translated connection's state is DNAT as well as NEW (a tester found `--ctstate DNAT` never met)
+  for (const std::string state : {"DNAT", "NEW,DNAT"}) {
+    CAPTURE(state);
+    const auto dnat = graph_of_iptables(example_with(
+        "cluster.iptables", 10, "-A KUBE-SERVICES -d 10.244.1.11/32 -m conntrack --ctstate " + state + " -j DROP"));
+    CHECK(after_nat(dnat) == std::map<std::string, std::string>{{"10.244.1.11:8080", "drop"}});
+  }
+  const auto established = graph_of_iptables(example_with(
+      "cluster.iptables", 10, "-A KUBE-SERVICES -d 10.244.1.11/32 -m conntrack --ctstate ESTABLISHED -j DROP"));
+  CHECK(after_nat(established).empty());
   CHECK(compare(ipt, graph_of_nft(example_with("cluster.nft", 71, "\t\tip daddr 10.244.1.11 tcp dport 8080 drop")))
             .equivalent);
 }

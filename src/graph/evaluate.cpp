@@ -1078,8 +1078,8 @@ class evaluator {
           fail = !c.negated;
           break;
         case cond_kind::ct_state: {
-          // A new connection's first packet: NEW, not yet translated.
-          const bool hit = (c.a & ct_new) != 0;
+          // A new connection's first packet: NEW; after NAT, an endpoint's (a probe) is also DNAT.
+          const bool hit = (c.a & ct_new) != 0 || (f.probe && (c.a & ct_dnat) != 0);
           fail = hit == c.negated;
           break;
         }
