@@ -99,12 +99,7 @@ span source::span_of(std::string_view part) const noexcept {
   return {offset, static_cast<std::uint32_t>(part.size())};
 }
 
-void* source::allocate(std::size_t bytes, std::size_t alignment) {
-  if (arena_limit_ != 0 && (arena_bytes_ > arena_limit_ || bytes > arena_limit_ - arena_bytes_))
-    throw arena_exhausted();
-  arena_bytes_ += bytes;
-  return arena_.allocate(bytes, alignment);
-}
+void source::over_limit() { throw arena_exhausted(); }
 
 std::string_view source::store(std::string_view text) {
   if (text.empty()) return {};
