@@ -15,6 +15,7 @@
 #include <iterator>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace nflens::nft {
 
@@ -140,9 +141,16 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
                                      to_string(a->address()), v6 ? "IPv6" : "IPv4", v6 ? "IPv4" : "IPv6")};
   } else if (const auto* b = e.get<binop_expr>()) {
     // `ip dscp set ip dscp & 0x4f`, `ct event set new or foobar`: the constants of &, | and ^ are values of
-    // the type; a shift's right side is a count
-    check_constant(want, *b->left(), text);
-    if (b->op != binop::lshift && b->op != binop::rshift) check_constant(want, *b->right(), text);
+    // the type; a shift's right side is a count. A chain `a & b | c ...` is a tree as deep as it is long
+    // (a hostile rule has a million operands): its left operands are followed in a loop, not by recursion
+    // that ran out of stack, and checked in the recursion's order (the innermost first).
+    std::vector<const binop_expr*> chain{b};
+    const expr* first = b->left();
+    for (const binop_expr* inner; (inner = first->get<binop_expr>()) != nullptr; first = inner->left())
+      chain.push_back(inner);
+    check_constant(want, *first, text);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+      if ((*it)->op != binop::lshift && (*it)->op != binop::rshift) check_constant(want, *(*it)->right(), text);
   } else if (const auto* n = e.get<integer_expr>()) {
     switch (want.type) {
       case datatype::ipv4_addr: case datatype::ipv6_addr: case datatype::lladdr: case datatype::ether_addr:
