@@ -151,8 +151,9 @@ struct arena_allocator {
 using chain_stack_type = std::vector<chain, arena_allocator<chain>>;
 using set_stack_type = std::vector<set, arena_allocator<set>>;
 
-/// The stack of rules or elements being collected (a chain's rules, a set's elements): a vector of
-/// trivially copyable nodes whose large storage (from `mapped_bytes`) is a mapping of its own, so
+/// A stack of the parser (expressions, statements, rules, elements, marks): a vector of trivially
+/// copyable nodes whose push is a few inlined instructions (growing is out of line) and whose large
+/// storage (from `mapped_bytes`) is a mapping of its own, so
 /// that a list of millions (a 100 MB line of rules, a million set elements) is resident once, not two
 /// or three times: it grows with mremap (no copy, the old and the new storage never both resident),
 /// and `keep_range` gives its pages back while it copies them into the arena. With std::vector the
@@ -176,6 +177,10 @@ class node_stack {
   [[nodiscard]] T* data() noexcept { return data_; }
   [[nodiscard]] const T* data() const noexcept { return data_; }
   [[nodiscard]] T& back() noexcept { return data_[size_ - 1]; }
+  [[nodiscard]] const T& back() const noexcept { return data_[size_ - 1]; }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
+  [[nodiscard]] T* begin() noexcept { return data_; }
+  [[nodiscard]] T* end() noexcept { return data_ + size_; }
   void push_back(const T& v) {
     if (size_ == capacity_) [[unlikely]]
       grow(size_ + 1);
@@ -227,7 +232,7 @@ class node_stack {
     const std::uintptr_t end = (base + last * sizeof(T)) & ~(page - 1);
     if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
-  void grow(std::size_t need) {
+  [[gnu::noinline]] void grow(std::size_t need) {  // out of line: push_back stays small where it is inlined
     std::size_t cap = std::max<std::size_t>({need, capacity_ * 2, 64});
     if (cap * sizeof(T) < mapped_bytes) {
       void* p = std::realloc(static_cast<void*>(data_), cap * sizeof(T));
@@ -361,9 +366,9 @@ struct state {
   std::vector<source_ptr>& sources;
 
   // Stacks
-  std::vector<expr> exprs;
+  node_stack<expr> exprs;
   std::vector<binop> binops;
-  std::vector<stmt> stmts;
+  node_stack<stmt> stmts;
   node_stack<element> elems;
   node_stack<rule> rules;
   chain_stack_type chains{arena_allocator<chain>(src)};
@@ -373,7 +378,7 @@ struct state {
   std::vector<std::string_view> names;
   std::vector<ct_timeout_state> timeout_states;
   std::vector<chain_ctx> chain_stack;
-  std::vector<mark> marks;
+  node_stack<mark> marks;
   std::vector<command> commands;
 
   // Scratch
@@ -910,11 +915,8 @@ struct control : pegtl::normal<Rule> {
   static void start(const Input& in, state& st) {
     if constexpr (is_lookahead<Rule>) ++st.lookahead;
     if constexpr (traits<Rule>::nested) {
-      if (++st.depth > st.options.limits.max_depth) {
-        --st.depth;
-        throw syntax_error{st.offset(in.current()), 1, error_code::nesting_too_deep,
-                           fmt::format("nesting deeper than {} levels", st.options.limits.max_depth)};
-      }
+      if (++st.depth > st.options.limits.max_depth) [[unlikely]]
+        too_deep(in.current(), st);
     }
     if constexpr (traits<Rule>::marked) st.marks.push_back(light_mark<Rule> ? st.current_light() : st.current());
     if constexpr (traits<Rule>::begins) on_begin<Rule>(st);
@@ -938,6 +940,12 @@ struct control : pegtl::normal<Rule> {
     if constexpr (traits<Rule>::nested) --st.depth;
     if (st.diagnose && st.lookahead == 0) [[unlikely]]
       note_expected(in, st);
+  }
+  /// The nesting error, out of line: `start` runs at every rule and is inlined where it is small.
+  [[noreturn, gnu::cold, gnu::noinline]] static void too_deep(const char* at, state& st) {
+    --st.depth;
+    throw syntax_error{st.offset(at), 1, error_code::nesting_too_deep,
+                       fmt::format("nesting deeper than {} levels", st.options.limits.max_depth)};
   }
   /// Diagnose mode's record of what was expected, out of line: `failure` runs at every rule that fails
   /// (millions of times in a large dump) and stays a few inlined instructions outside diagnose mode.
