@@ -275,30 +275,51 @@ struct table_counts {
 /// first line that starts with `}` (as in a listing), so that the table's chains and sets can be reserved
 /// once. `budget` bounds the bytes all such scans of one parse read (a hostile input of many unclosed
 /// tables must not make them quadratic); an exhausted budget counts nothing.
+/// The first `\n` at or after `p`, or `end`. Sixteen bytes at a time: a listing's lines are short, and a
+/// call to memchr for each cost more than the search itself.
+const char* next_newline(const char* p, const char* end) noexcept {
+#ifdef __SSE2__
+  const __m128i nl = _mm_set1_epi8('\n');
+  for (; end - p >= 16; p += 16) {
+    const auto m = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), nl)));
+    if (m != 0) return p + std::countr_zero(m);
+  }
+#endif
+  while (p != end && *p != '\n') ++p;
+  return p;
+}
+
 table_counts count_table_lines(std::string_view rest, std::size_t& budget) noexcept {
   table_counts n;
   if (rest.size() > budget) return n;
-  // The first letter first: most lines (rules, braces) differ there, without a call to compare the rest.
-  const auto word = [](std::string_view line, std::string_view w) {
-    return line.size() > w.size() && line[0] == w[0] && line.starts_with(w) &&
-           (line[w.size()] == ' ' || line[w.size()] == '\t');
+  const char* const begin = rest.data();
+  const char* const end = begin + rest.size();
+  // `w` at `q` (the line's first word), followed by a blank of the same line.
+  const auto word = [end](const char* q, std::string_view w) {
+    if (static_cast<std::size_t>(end - q) <= w.size()) return false;
+    for (std::size_t k = 0; k < w.size(); ++k)
+      if (q[k] != w[k]) return false;
+    return q[w.size()] == ' ' || q[w.size()] == '\t';
   };
-  std::size_t at = 0;
-  while (at < rest.size()) {
-    const auto nl = rest.find('\n', at);
-    const std::size_t line_end = nl == std::string_view::npos ? rest.size() : nl;
-    if (at > 0 && rest[at] == '}') {
-      budget -= at;
+  for (const char* p = begin; p < end;) {
+    if (p != begin && *p == '}') {
+      budget -= static_cast<std::size_t>(p - begin);
       return n;
     }
-    std::size_t i = at;
-    while (i < line_end && (rest[i] == ' ' || rest[i] == '\t')) ++i;
-    const std::string_view line = rest.substr(i, line_end - i);
-    if (word(line, "chain"))
-      ++n.chains;
-    else if (word(line, "set") || word(line, "map"))
-      ++n.sets;
-    at = line_end + 1;
+    const char* q = p;
+    while (q != end && (*q == ' ' || *q == '\t')) ++q;
+    // The first letter first: most lines (rules, braces) differ there.
+    if (q != end) {
+      if (*q == 'c') {
+        if (word(q, "chain")) ++n.chains;
+      } else if (*q == 's' || *q == 'm') {
+        if (word(q, "set") || word(q, "map")) ++n.sets;
+      }
+    }
+    const char* const nl = next_newline(q, end);
+    if (nl == end) break;
+    p = nl + 1;
   }
   budget -= std::min(budget, rest.size());
   return n;
