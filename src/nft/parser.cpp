@@ -1014,14 +1014,19 @@ struct action<g::ip4addr> {
     // The rule matched a dotted quad that `ipv4_length` accepted: four parts of digits, a part with a
     // leading 0 in octal; read it again without the checks (addresses are a quarter of a dump's values).
     std::uint32_t v = 0;
+    std::uint32_t n = 0;
+    std::uint32_t radix = 10;
+    const char* part = in.begin();
     for (const char *p = in.begin(), *end = in.end();; ++p) {
-      const char* part = p;
-      while (p != end && *p != '.') ++p;
-      const std::uint32_t radix = p - part > 1 && *part == '0' ? 8 : 10;
-      std::uint32_t n = 0;
-      for (const char* q = part; q != p; ++q) n = n * radix + static_cast<std::uint32_t>(*q - '0');
-      v = v << 8 | n;
-      if (p == end) break;
+      if (p == end || *p == '.') {
+        v = v << 8 | n;
+        if (p == end) break;
+        n = 0;
+        part = p + 1;
+        continue;
+      }
+      if (p == part) radix = *p == '0' && p + 1 != end && p[1] != '.' ? 8 : 10;
+      n = n * radix + static_cast<std::uint32_t>(*p - '0');
     }
     address_expr a;
     for (std::size_t i = 0; i < 4; ++i) a.v4_bytes[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
