@@ -15,9 +15,11 @@
 
 #include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -309,6 +311,13 @@ struct fixed_string {
 template <fixed_string... Words>
 struct words {
   [[nodiscard]] static bool contain(std::string_view w) noexcept { return (same(w, Words) || ...); }
+  /// Sets `bit` in `first[c]` and `length[n]` for each word, `c` its first letter and `n` its length
+  /// (`word_switch`'s filter; lengths from 31 on share the last entry).
+  static constexpr void mark(std::uint64_t (&first)[256], std::uint64_t (&length)[32], std::uint64_t bit) noexcept {
+    ((first[static_cast<unsigned char>(Words.text[0])] |= bit,
+      length[Words.view().size() < 31 ? Words.view().size() : 31] |= bit),
+     ...);
+  }
 
  private:
   // Length and first letter first: most candidates differ there; no call to memcmp for these short words.
@@ -337,7 +346,15 @@ struct word_switch {
             template <class...> class Control, class Input, class... States>
   [[nodiscard]] static bool match(Input& in, States&... st) {
     const std::string_view w(in.current(), word_length(in.current(), in.end()));
-    if (!w.empty() && (try_case<Cases, A, Action, Control>(in, w, st...) || ...)) return true;
+    if (!w.empty()) {
+      // The cases with a word of this first letter and length: most words (`ip`, `meta`, a value)
+      // start no case, and are not compared with every listed word to find that out.
+      const std::uint64_t candidates =
+          filter.first[static_cast<unsigned char>(w[0])] & filter.length[w.size() < 31 ? w.size() : 31];
+      if (candidates != 0 &&
+          try_cases<A, Action, Control>(in, w, candidates, std::index_sequence_for<Cases...>{}, st...))
+        return true;
+    }
     if constexpr (std::is_same_v<Fallback, pegtl::failure>) {
       return false;
     } else {
@@ -346,6 +363,24 @@ struct word_switch {
   }
 
  private:
+  static_assert(sizeof...(Cases) <= 64, "one bit per case in the filter");
+  /// Bit i of `first[c]`: case i lists a word starting with `c`; of `length[n]`: a word of `n` letters.
+  struct filter_tables {
+    std::uint64_t first[256]{};
+    std::uint64_t length[32]{};
+  };
+  static constexpr filter_tables filter = [] {
+    filter_tables t;
+    std::uint64_t bit = 1;
+    ((Cases::words_t::mark(t.first, t.length, bit), bit <<= 1), ...);
+    return t;
+  }();
+  template <pegtl::apply_mode A, template <class...> class Action, template <class...> class Control, class Input,
+            std::size_t... I, class... States>
+  [[nodiscard]] static bool try_cases(Input& in, std::string_view w, std::uint64_t candidates,
+                                      std::index_sequence<I...>, States&... st) {
+    return ((((candidates >> I) & 1) != 0 && try_case<Cases, A, Action, Control>(in, w, st...)) || ...);
+  }
   template <class Case, pegtl::apply_mode A, template <class...> class Action, template <class...> class Control,
             class Input, class... States>
   [[nodiscard]] static bool try_case(Input& in, std::string_view w, States&... st) {

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -21,7 +22,12 @@ class large_block_resource final : public std::pmr::memory_resource {
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-    ::madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without THP the pages are ordinary ones
+    // A hint (without THP the pages are ordinary ones), given up to the last huge page boundary before
+    // the block's last page: the monotonic resource writes its chunk header into that page when it
+    // takes the block, and as a huge page it would make 2 MiB resident that the parse may never fill.
+    const auto begin = reinterpret_cast<std::uintptr_t>(p);
+    const std::uintptr_t end = (begin + bytes - 4096) & ~(std::uintptr_t{huge} - 1);
+    if (end > begin) ::madvise(p, end - begin, MADV_HUGEPAGE);
 #endif
     return p;
   }
@@ -93,12 +99,7 @@ span source::span_of(std::string_view part) const noexcept {
   return {offset, static_cast<std::uint32_t>(part.size())};
 }
 
-void* source::allocate(std::size_t bytes, std::size_t alignment) {
-  if (arena_limit_ != 0 && (arena_bytes_ > arena_limit_ || bytes > arena_limit_ - arena_bytes_))
-    throw arena_exhausted();
-  arena_bytes_ += bytes;
-  return arena_.allocate(bytes, alignment);
-}
+void source::over_limit() { throw arena_exhausted(); }
 
 std::string_view source::store(std::string_view text) {
   if (text.empty()) return {};

@@ -70,8 +70,13 @@ class source : public std::enable_shared_from_this<source> {
   [[nodiscard]] span span_of(std::string_view part) const noexcept;
 
   /// Arena allocation for parsers: storage that lives as long as the source. Never freed piecemeal.
-  /// Throws `arena_exhausted` when the arena would pass its limit (`limit_arena`).
-  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment);
+  /// Throws `arena_exhausted` when the arena would pass its limit (`limit_arena`). Inline: a parse
+  /// makes an allocation for most nodes (a million in a large dump).
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment) {
+    if (arena_limit_ != 0 && (arena_bytes_ > arena_limit_ || bytes > arena_limit_ - arena_bytes_)) over_limit();
+    arena_bytes_ += bytes;
+    return arena_.allocate(bytes, alignment);
+  }
   /// Caps the bytes the arena may hand out in all (`limits::max_tree_bytes`; 0: no cap). The parse
   /// functions set it before they parse; the cap applies to allocations made after it is set.
   void limit_arena(std::size_t max_bytes) noexcept { arena_limit_ = max_bytes; }
@@ -105,6 +110,7 @@ class source : public std::enable_shared_from_this<source> {
   std::pmr::monotonic_buffer_resource arena_;
   std::size_t arena_bytes_ = 0;
   std::size_t arena_limit_ = 0;
+  [[noreturn, gnu::cold]] static void over_limit();  // throws arena_exhausted
 };
 
 /// Thrown by `source::allocate` when a parse's syntax tree would outgrow `limits::max_tree_bytes`. The

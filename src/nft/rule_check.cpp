@@ -11,7 +11,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nflens::nft {
 
@@ -302,8 +306,15 @@ std::uint8_t protocol_value(const expr& e) {
   if (const auto* i = e.get<integer_expr>()) return i->value <= 255 ? static_cast<std::uint8_t>(i->value) : 0;
   const auto* sy = e.get<symbol_expr>();
   if (sy == nullptr) return 0;
-  for (const header h : transport_headers)  // also igmp and comp, which l4_protocol has no name for
-    if (name(h) == sy->name) return transport_number(h);
+  // also igmp and comp, which l4_protocol has no name for; the names once (a rule of a dump has
+  // `meta l4proto tcp` or `ip protocol udp` more often than not)
+  static const auto transports = [] {
+    std::array<std::pair<std::string_view, std::uint8_t>, std::size(transport_headers)> t{};
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = {name(transport_headers[i]), transport_number(transport_headers[i])};
+    return t;
+  }();
+  for (const auto& [word, number] : transports)
+    if (word == sy->name) return number;
   if (const auto p = parse_protocol(sy->name))
     if (const auto n = protocol_number(*p)) return *n;
   return 0;

@@ -357,8 +357,10 @@ inline constexpr word<hf> sctp_chunk_fields[] = {{"type", hf::type},
   }
 }
 [[nodiscard]] constexpr std::optional<hf> lookup_field(header h, std::string_view text) noexcept {
+  // Length and first letter before the compare (a call to memcmp): every payload expression looks up
+  // its field, twice (the grammar and the action), among up to a score of names.
   for (const auto& w : fields_of(h))
-    if (w.text == text) return w.value;
+    if (w.text.size() == text.size() && (text.empty() || w.text[0] == text[0]) && w.text == text) return w.value;
   return std::nullopt;
 }
 
