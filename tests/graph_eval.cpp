@@ -1457,23 +1457,49 @@ TEST_CASE("affinity that does not keep a client on its endpoint is never taken f
     const auto original = graph_of_rules(ipt);
     REQUIRE(original.ok());
     REQUIRE(original.value.unevaluated == 0);
+    const auto with = [&](const std::string& from, const std::string& to) {
+      auto changed = ipt;
+      const auto at = changed.find(from);
+      REQUIRE(at != std::string::npos);
+      auto g = graph_of_rules(changed.replace(at, from.size(), to));
+      REQUIRE(g.ok());
+      return g;
+    };
+    const auto endpoints_of = [](const dispatch_graph& g) {
+      std::map<std::string, std::pair<double, bool>> out;  // probability, affinity
+      for (const auto& s : g.services)
+        if (s.name && s.name->str() == "shop/cache:redis")
+          for (const auto& e : s.endpoints) out[endpoint_text(e)] = {e.probability, e.affinity};
+      return out;
+    };
+    // the endpoint chain records something else than its client: the check finds no client there
     const std::string set = "--set --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.255 --rsource";
     for (const std::string to : {"--set --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.255 --rdest",
                                  "--set --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.0 --rsource"}) {
       CAPTURE(to);
-      auto changed = ipt;
-      const auto at = changed.find(set);
-      REQUIRE(at != std::string::npos);
-      const auto g = graph_of_rules(changed.replace(at, set.size(), to));
-      REQUIRE(g.ok());
-      CHECK(g.value.unevaluated > 0);
-      CHECK(compare(original.value, g.value).unevaluated_b == g.value.unevaluated);
-      const bool named = std::any_of(g.diagnostics.begin(), g.diagnostics.end(), [&](const diagnostic& d) {
-        return d.message.find(to.find("rdest") != std::string::npos ? "-m recent --rdest"
-                                                                    : "-m recent --mask 255.255.255.0") !=
-               std::string::npos;
-      });
-      CHECK(named);
+      const auto g = with(set, to);
+      REQUIRE(g.diagnostics.size() == 1);
+      CHECK(g.diagnostics[0].message.find("whose endpoint chain does not record them there") != std::string::npos);
+    }
+    // the check is by destination or network (a tester found the check taken as always met: every client
+    // sent to the first endpoint, and made-up differences listed): the graph follows the selection and says so
+    const std::string check = "--rcheck --seconds 10800 --reap --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.255 --rsource";
+    for (const std::string to :
+         {"--rcheck --seconds 10800 --reap --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.255 --rdest",
+          "--rcheck --seconds 10800 --reap --name KUBE-SEP-2EQ6XKEKAFHWADXH --mask 255.255.255.0 --rsource"}) {
+      CAPTURE(to);
+      const auto g = with(check, to);
+      REQUIRE(g.diagnostics.size() == 1);
+      CHECK(g.diagnostics[0].message.find("-m recent --name KUBE-SEP-2EQ6XKEKAFHWADXH keyed by destination (--rdest) "
+                                          "or by network (--mask) is not ClientIP affinity") == 0);
+      CHECK(g.value.unevaluated == 1);
+      const auto eps = endpoints_of(g.value);
+      REQUIRE(eps.size() == 2);
+      CHECK(eps.at("10.244.1.21:6379").first == doctest::Approx(0.5));
+      CHECK(eps.at("10.244.2.22:6379").first == doctest::Approx(0.5));
+      CHECK(eps.at("10.244.1.21:6379").second);  // its own check is as kube-proxy writes it
+      CHECK_FALSE(eps.at("10.244.2.22:6379").second);
+      CHECK(compare(original.value, g.value).unevaluated_b == 1);
     }
   }
 }

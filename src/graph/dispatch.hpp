@@ -47,7 +47,7 @@ enum class cond_kind : std::uint8_t {
   random,        // statistic random: `threshold` (probability threshold / 2^31)
   nth,           // statistic nth: every `a`, packet `b`
   recent_check,  // iptables recent --rcheck/--update on the source: list `name`, `a` seconds (0: none), `b`
-                 // --hitcount (0: none)
+                 // --hitcount (0: none); `what` other: keyed by destination (--rdest) or a network (--mask)
   recent_set,    // iptables recent --set: records the source in list `name` (always matches)
   ct_state,      // conntrack state in mask `a` (ct_bits)
   mark,          // (meta mark & a) == b

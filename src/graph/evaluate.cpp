@@ -1062,6 +1062,17 @@ class evaluator {
           break;
         case cond_kind::recent_check:
           if (ignore_source) break;
+          if (c.what != field::saddr) {
+            // not a list of clients: the graph follows the connections the check does not send back
+            if (first_report(r))
+              warn(r.origin, error_code::unsupported_dispatch,
+                   fmt::format("-m recent --name {} keyed by destination (--rdest) or by network (--mask) is not "
+                               "ClientIP affinity and is not modelled: the graph shows the connections it does "
+                               "not send back",
+                               c.name));
+            fail = true;
+            break;
+          }
           if (f.src.k == source_class::kind::affinity && f.src.list == c.name) break;
           if (f.src.k == source_class::kind::generic && !c.negated) {
             m.spawn = true;

@@ -252,12 +252,11 @@ class lowering {
       case module_id::recent:
         if (auto x = as_recent(m, rs_.family)) {
           // affinity is a list of clients: `--rdest` records and checks destinations, a short `--mask`
-          // whole networks; neither keeps one client on its endpoint, so the match is not modelled
-          if (!x->rsource || mask_length(x->mask) != max_prefix_length(x->mask.family)) {
-            opaque(fmt::format("-m recent {}", !x->rsource ? "--rdest" : "--mask " + to_string(x->mask)));
-            return;
-          }
-          c.what = d::field::saddr;
+          // whole networks; neither keeps one client on its endpoint. Such a `--set` records no client (it
+          // always matches); such a check is `recent_check` on `field::other`, which the evaluator reports
+          const bool client_key = x->rsource && mask_length(x->mask) == max_prefix_length(x->mask.family);
+          if (!client_key && x->command == recent_command::set) return;
+          c.what = client_key ? d::field::saddr : d::field::other;
           c.name = x->name;
           c.negated = x->negated;
           if (x->command == recent_command::set) {
