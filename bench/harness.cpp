@@ -30,6 +30,7 @@ struct child_report {
   double median = 0;
   std::size_t peak_rss = 0;
   std::size_t start_rss = 0;
+  std::size_t after_rss = 0;
   int ok = 0;
   char error[240] = {};
 };
@@ -83,6 +84,7 @@ void reset_peak() {
     };
     if (opt.warm_up) {
       const double first = once();
+      r.after_rss = status_bytes("VmRSS");  // the warm-up's result is still live: what it keeps resident
       if (first < opt.min_seconds)
         inner = static_cast<int>(std::min(1e6, std::ceil(opt.min_seconds / std::max(first, 1e-7))));
     }
@@ -208,6 +210,7 @@ sample measure(std::string name, std::size_t input_bytes, const std::function<bo
     s.median_seconds = r.median;
     s.peak_rss_bytes = r.peak_rss;
     s.start_rss_bytes = r.start_rss;
+    s.after_rss_bytes = r.after_rss;
     s.ok = r.ok != 0;
     s.error = r.error;
   }
@@ -311,8 +314,8 @@ runner::runner(int argc, char** argv) {
       std::exit(2);
     }
   }
-  fmt::print("{:<52} {:>10} {:>9} {:>9} {:>9} {:>10} {:>10}\n", "benchmark", "input", "best s", "median s", "MB/s",
-             "peak RSS", "added");
+  fmt::print("{:<52} {:>10} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10}\n", "benchmark", "input", "best s", "median s",
+             "MB/s", "peak RSS", "added", "kept");
 }
 
 runner::~runner() {
@@ -336,9 +339,9 @@ std::optional<sample> runner::measure(std::string name, std::size_t input_bytes,
   sample s = bench::measure(std::move(name), input_bytes, work, opt);
   ++samples_;
   if (!s.ok) ++failures_;
-  fmt::print("{:<52} {:>10} {:>9.4f} {:>9.4f} {:>9.1f} {:>10} {:>10}{}\n", s.name, human_bytes(s.input_bytes),
+  fmt::print("{:<52} {:>10} {:>9.4f} {:>9.4f} {:>9.1f} {:>10} {:>10} {:>10}{}\n", s.name, human_bytes(s.input_bytes),
              s.best_seconds, s.median_seconds, s.mb_per_s(), human_bytes(s.peak_rss_bytes),
-             human_bytes(s.added_bytes()), s.ok ? "" : "  FAILED: " + s.error);
+             human_bytes(s.added_bytes()), human_bytes(s.retained_bytes()), s.ok ? "" : "  FAILED: " + s.error);
   std::fflush(stdout);
   emit_json(nlohmann::json{
       {"kind", "sample"},
@@ -350,6 +353,7 @@ std::optional<sample> runner::measure(std::string name, std::size_t input_bytes,
       {"mb_per_s", s.mb_per_s()},
       {"peak_rss_bytes", s.peak_rss_bytes},
       {"added_bytes", s.added_bytes()},
+      {"retained_bytes", s.retained_bytes()},
       {"ok", s.ok},
       {"error",
        s.error}}.dump());

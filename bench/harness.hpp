@@ -37,11 +37,19 @@ struct sample {
   /// Resident set of the child just before the work started; `peak_rss_bytes - start_rss_bytes` is what
   /// the work itself added at its peak.
   std::size_t start_rss_bytes = 0;
+  /// Resident set of the child right after the warm-up run, while its result is still live (0 without a
+  /// warm-up). Meaningful for work that keeps its result until the next `prepare`, as `measure_parse` does.
+  std::size_t after_rss_bytes = 0;
   bool ok = false;    ///< the work returned true every time and the child exited normally
   std::string error;  ///< why not ok (the work returned false, a signal, ...)
 
   [[nodiscard]] std::size_t added_bytes() const noexcept {
     return peak_rss_bytes > start_rss_bytes ? peak_rss_bytes - start_rss_bytes : 0;
+  }
+  /// What the result of one run keeps resident (for a parse: its text and syntax tree), so that
+  /// `added_bytes() - retained_bytes()` is what the work needed only while it ran.
+  [[nodiscard]] std::size_t retained_bytes() const noexcept {
+    return after_rss_bytes > start_rss_bytes ? after_rss_bytes - start_rss_bytes : 0;
   }
   /// Input megabytes (10^6 bytes) per second of the best repetition.
   [[nodiscard]] double mb_per_s() const noexcept {

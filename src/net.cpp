@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -93,6 +94,17 @@ ip_address mask_of(ip_family f, std::uint8_t length) noexcept {
   for (unsigned i = 0; i < length / 8u; ++i) m.bytes[i] = 0xff;
   if (length % 8 != 0) m.bytes[length / 8] = static_cast<std::uint8_t>(0xff00u >> (length % 8));
   return m;
+}
+
+ip_address masked(const ip_address& a, const ip_address& mask) noexcept {
+  ip_address out = a;
+  for (std::size_t i = 0; i < out.bytes.size(); ++i) out.bytes[i] &= mask.bytes[i];
+  return out;
+}
+
+ip_prefix masked(const ip_prefix& p) noexcept {
+  const auto length = std::min(p.length, max_prefix_length(p.address.family));
+  return {masked(p.address, mask_of(p.address.family, length)), length};
 }
 
 std::optional<std::uint8_t> protocol_number(l4_protocol p) noexcept {

@@ -256,6 +256,28 @@ TEST_SUITE("unit") {
     test::check_tree_cap<nft::parse_options>(text, [&](const nft::parse_options& o) { return parse(text, o); });
   }
 
+  TEST_CASE("hostile nft: the rules of a chain being built count against limits::max_tree_bytes") {
+    // One chain of 118,000 rules on one line: the chain's rules wait on the parser's stack (48 bytes
+    // each) until the chain ends, their statements are in the arena (132 bytes a rule).
+    const std::string text = gen::long_line(dialect::nft, 4'000'000);
+    const auto full = parse(text);
+    REQUIRE(full.ok());
+    const std::size_t rules = std::get<const nft::table*>(full.value.commands.front().body)->chains.front().rules.size();
+    CHECK(rules == 117'647);
+    test::check_tree_cap<nft::parse_options>(
+        text, [&](const nft::parse_options& o) { return parse(text, o); }, 2 * rules * sizeof(nft::rule));
+    const std::size_t needed = full.value.sources.front()->arena_bytes();
+    nft::parse_options opt;
+    opt.limits.max_tree_bytes = needed / 2;
+    const auto capped = parse(text, opt);
+    REQUIRE_FALSE(capped.ok());
+    // The stack's share is counted: the arena stops at about three quarters of the cap, where the rules
+    // on the stack make up the rest (uncounted, the arena reached the cap with the stack on top of it).
+    const std::size_t arena = capped.value.sources.front()->arena_bytes();
+    CHECK(arena < needed / 2 / 100 * 85);
+    CHECK(arena > needed / 2 / 100 * 60);
+  }
+
   TEST_CASE("hostile nft: JSON past limits::max_tree_bytes stops at the item it reached") {
     const auto listing = parse(gen::wide_rules(dialect::nft, 2'000'000));
     REQUIRE(listing.ok());

@@ -54,6 +54,20 @@ TEST_SUITE("unit") {
     CHECK(mask_length(mask_of(ip_family::ipv6, 127)) == 127);
   }
 
+  TEST_CASE("net: masking clears the host bits") {
+    const auto prefix = [](std::string_view t) { return masked(*parse_ip_prefix(t)); };
+    CHECK(to_string(prefix("1.2.3.4/24")) == "1.2.3.0/24");
+    CHECK(to_string(prefix("10.255.1.1/9")) == "10.128.0.0/9");
+    CHECK(to_string(prefix("10.0.0.1/32")) == "10.0.0.1/32");
+    CHECK(to_string(prefix("10.0.0.1/0")) == "0.0.0.0/0");
+    CHECK(to_string(prefix("2001:db8::1/64")) == "2001:db8::/64");
+    CHECK(to_string(prefix("2001:db8::ff/127")) == "2001:db8::fe/127");
+    // an over-long length (a hand-made prefix) is the full length
+    CHECK(masked(ip_prefix{*parse_ip_address("1.2.3.4"), 40}) == *parse_ip_prefix("1.2.3.4/32"));
+    // any mask, as iptables -s address/mask takes it
+    CHECK(to_string(masked(*parse_ip_address("10.1.2.3"), *parse_ip_address("255.0.255.0"))) == "10.0.2.0");
+  }
+
   TEST_CASE("net: protocols") {
     CHECK(parse_protocol("tcp") == l4_protocol::tcp);
     CHECK(parse_protocol("6") == l4_protocol::tcp);

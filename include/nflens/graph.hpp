@@ -77,6 +77,9 @@ enum class outcome : std::uint8_t {
 
 /// `"dispatch"`, `"dispatch-local"`, `"reject"`, `"drop"`, `"none"`.
 [[nodiscard]] std::string_view outcome_name(outcome o) noexcept;
+/// The words of the text outputs (graph and compare) for what a connection gets: `outcome_name`, except
+/// `"not ended"` for `none` (no rule decides: the packet goes on untouched).
+[[nodiscard]] std::string_view outcome_text(outcome o) noexcept;
 
 /// What the kernel answers a rejected connection with: an ICMP (IPv4) or ICMPv6 destination-unreachable
 /// code, or a TCP reset. iptables-extensions(8) REJECT `--reject-with` (default icmp-port-unreachable,

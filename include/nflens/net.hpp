@@ -56,6 +56,11 @@ struct ip_prefix {
 [[nodiscard]] std::optional<std::uint8_t> mask_length(const ip_address& mask) noexcept;
 /// The netmask of a prefix length (24 gives 255.255.255.0).
 [[nodiscard]] ip_address mask_of(ip_family f, std::uint8_t length) noexcept;
+/// `a` AND `mask`, byte by byte (any mask, contiguous or not, as iptables(8) `-s address/mask`).
+[[nodiscard]] ip_address masked(const ip_address& a, const ip_address& mask) noexcept;
+/// The prefix with the bits past its length cleared: `1.2.3.4/24` gives `1.2.3.0/24`, as the kernel
+/// stores and lists a prefix. A length past the family's full length is taken as the full length.
+[[nodiscard]] ip_prefix masked(const ip_prefix& p) noexcept;
 
 /// An inclusive port range; a single port has `first == last`.
 struct port_range {

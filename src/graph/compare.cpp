@@ -37,14 +37,7 @@ bool is_iptables(const dispatch_graph& g) { return g.backend == "iptables"; }
 /// when their covers are equal (`10.0.0.0/9, 10.128.0.0/9` and `10.0.0.0/8`).
 std::vector<ip_prefix> cover(std::vector<ip_prefix> ps) {
   const auto bit = [](const ip_address& a, unsigned i) { return (a.bytes[i / 8] >> (7 - i % 8)) & 1u; };
-  const auto masked = [](ip_prefix p) {
-    for (unsigned i = p.length; i < 128; ++i) p.address.bytes[i / 8] &= static_cast<std::uint8_t>(~(0x80u >> (i % 8)));
-    return p;
-  };
-  for (auto& p : ps) {
-    p.length = std::min(p.length, max_prefix_length(p.address.family));
-    p = masked(p);
-  }
+  for (auto& p : ps) p = masked(p);
   std::sort(ps.begin(), ps.end());
   std::vector<ip_prefix> out;
   for (const auto& p : ps) {
@@ -55,8 +48,9 @@ std::vector<ip_prefix> cover(std::vector<ip_prefix> ps) {
       const auto& hi = out[out.size() - 1];
       const auto& lo = out[out.size() - 2];
       if (hi.length != lo.length || hi.length == 0 || hi.address.family != lo.address.family ||
-          bit(hi.address, hi.length - 1u) == 0 || masked({hi.address, static_cast<std::uint8_t>(hi.length - 1)}) !=
-                                                       ip_prefix{lo.address, static_cast<std::uint8_t>(lo.length - 1)})
+          bit(hi.address, hi.length - 1u) == 0 ||
+          masked(ip_prefix{hi.address, static_cast<std::uint8_t>(hi.length - 1)}) !=
+              ip_prefix{lo.address, static_cast<std::uint8_t>(lo.length - 1)})
         break;
       const ip_prefix parent{lo.address, static_cast<std::uint8_t>(lo.length - 1)};
       out.pop_back();
@@ -199,9 +193,8 @@ void compare_frontend(const frontend& f, const frontend& g, const service& a, co
                                     prefix_list(f.source_ranges), prefix_list(g.source_ranges)));
   // what a gate does to the sources it does not admit (a firewall's drop)
   if (!f.source_ranges.empty() && !g.source_ranges.empty() && f.other_sources != g.other_sources) {
-    const auto what = [](outcome o) { return o == outcome::none ? std::string_view("not ended") : outcome_name(o); };
     d.details.push_back(fmt::format("frontend {}: connections from other sources: {} in A, {} in B", frontend_text(f),
-                                    what(f.other_sources), what(g.other_sources)));
+                                    outcome_text(f.other_sources), outcome_text(g.other_sources)));
   }
   // a frontend split unlike its service's selection, and where short-circuited clients go
   const auto same = [](const std::vector<endpoint_share>& x, const std::vector<endpoint_share>& y) {

@@ -64,6 +64,8 @@ std::string_view outcome_name(outcome o) noexcept {
   return "none";
 }
 
+std::string_view outcome_text(outcome o) noexcept { return o == outcome::none ? "not ended" : outcome_name(o); }
+
 std::string reject_reply_name(const reject_reply& r) {
   if (r.type == reject_reply::kind::tcp_reset) return "tcp reset";
   const bool v6 = r.type == reject_reply::kind::icmpv6;

@@ -294,8 +294,7 @@ std::string to_text(const dispatch_graph& g) {
       if (!f.source_ranges.empty()) {
         std::vector<std::string> r;
         for (const auto& p : f.source_ranges) r.push_back(to_string(p));
-        out += fmt::format(" (sources {}; others: {})", fmt::join(r, ", "),
-                           f.other_sources == outcome::none ? "not ended" : outcome_name(f.other_sources));
+        out += fmt::format(" (sources {}; others: {})", fmt::join(r, ", "), outcome_text(f.other_sources));
       }
       if (!f.shares.empty()) out += fmt::format(" (its own shares: {})", shares_text(f.shares));
       if (!f.short_circuit_shares.empty())

@@ -137,9 +137,7 @@ std::optional<ip_address> parse_ipv6(std::string_view text) noexcept {
   return a;
 }
 
-void apply_mask(address_mask& m) noexcept {
-  for (std::size_t i = 0; i < m.address.bytes.size(); ++i) m.address.bytes[i] &= m.mask.bytes[i];
-}
+void apply_mask(address_mask& m) noexcept { m.address = masked(m.address, m.mask); }
 
 // ---- ports -------------------------------------------------------------------------------------
 struct service {

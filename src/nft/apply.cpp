@@ -677,9 +677,7 @@ class applier {
       const ip_address addr = a->address();
       if (p->length > max_prefix_length(addr.family)) return e;
       if (p->length == max_prefix_length(addr.family)) return p->value;  // one address: listed as it
-      const ip_address mask = mask_of(addr.family, p->length);
-      ip_address out = addr;
-      for (std::size_t i = 0; i < out.bytes.size(); ++i) out.bytes[i] &= mask.bytes[i];
+      const ip_address out = nflens::masked(ip_prefix{addr, p->length}).address;
       if (out == addr) return e;
       arena_used_ = true;
       const expr* value = arena_->store_one(expr{p->value->where, address_expr(out, *arena_)});

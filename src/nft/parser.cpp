@@ -30,6 +30,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -151,6 +152,41 @@ struct arena_allocator {
 using chain_stack_type = std::vector<chain, arena_allocator<chain>>;
 using set_stack_type = std::vector<set, arena_allocator<set>>;
 
+/// The share of `limits::max_tree_bytes` that the parser's stacks hold: a list under construction is part
+/// of the tree, so the stacks' large storage and the arena together stay within the cap. A stack that
+/// maps storage charges it here, and the arena's own cap shrinks by as much; a stack that gives storage
+/// back returns it. Without this, a 100 MB line of rules capped at 200 MB of tree held another 70 MB of
+/// rules on its stack when the arena reached the cap.
+class tree_budget {
+ public:
+  tree_budget(source& arena, std::size_t max_bytes) noexcept : arena_(arena), limit_(max_bytes) {
+    arena_.limit_arena(limit_);
+  }
+  /// Bytes a stack may still take (the arena's bytes and every stack's capacity counted).
+  [[nodiscard]] std::size_t room() const noexcept {
+    if (limit_ == 0) return std::numeric_limits<std::size_t>::max() / 2;  // no cap (and no overflow)
+    const std::size_t used = arena_.arena_bytes() + stacks_;
+    return used < limit_ ? limit_ - used : 0;
+  }
+  void charge(std::size_t bytes) noexcept {
+    stacks_ += bytes;
+    update();
+  }
+  void release(std::size_t bytes) noexcept {
+    stacks_ -= std::min(bytes, stacks_);
+    update();
+  }
+
+ private:
+  source& arena_;
+  std::size_t limit_;
+  std::size_t stacks_ = 0;
+  // 0 would mean no cap: a budget the stacks took whole leaves the arena one byte
+  void update() noexcept {
+    if (limit_ != 0) arena_.limit_arena(stacks_ < limit_ ? limit_ - stacks_ : 1);
+  }
+};
+
 /// A stack of the parser (expressions, statements, rules, elements, marks): a vector of trivially
 /// copyable nodes whose push is a few inlined instructions (growing is out of line) and whose large
 /// storage (from `mapped_bytes`) is a mapping of its own, so that a list of millions (a 100 MB line of
@@ -158,6 +194,10 @@ using set_stack_type = std::vector<set, arena_allocator<set>>;
 /// copy, the old and the new storage never both resident), and `keep` gives its pages back while it
 /// copies them into the arena. With std::vector the peak of such a list was its doubled capacity plus
 /// the arena's copy: a million set elements (17.5 MB of text) added 145.6 MB at the peak, now 85.7 MB.
+/// With a `tree_budget`, a mapped storage counts against `limits::max_tree_bytes`: it grows at most to
+/// the room left, one that cannot take the next node throws `arena_exhausted` as the arena does, and
+/// `keep` shrinks it to the nodes it still holds (the kept ones are counted in the arena from then on).
+/// A storage under `mapped_bytes` is not counted: the cap is exact to 256 kB per stack.
 template <class T>
 class node_stack {
   static_assert(std::is_trivially_copyable_v<T>);
@@ -192,6 +232,8 @@ class node_stack {
   void reserve(std::size_t n) {
     if (n > capacity_) grow(n);
   }
+  /// Counts this stack's mapped storage in `b` from now on (set before the first node).
+  void charge_to(tree_budget& b) noexcept { budget_ = &b; }
   void append(std::span<const T> items) {
     if (items.empty()) return;
     reserve(size_ + items.size());
@@ -204,6 +246,7 @@ class node_stack {
   std::span<const T> keep(source& src, std::size_t from) {
     const std::size_t n = size_ - from;
     if (n == 0) return {};
+    if (mapped_) charge(from * sizeof(T));  // the nodes past `from` are the arena's from here on
     T* out = static_cast<T*>(src.allocate(sizeof(T) * n, alignof(T)));
     constexpr std::size_t step = (std::size_t{1} << 20) / sizeof(T);  // about 1 MiB at a time
     for (std::size_t done = 0; done < n;) {
@@ -213,6 +256,7 @@ class node_stack {
       if (mapped_) release(from, from + done);
     }
     size_ = from;
+    if (mapped_) shrink();
     return {out, n};
   }
 
@@ -221,6 +265,8 @@ class node_stack {
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
   bool mapped_ = false;
+  tree_budget* budget_ = nullptr;
+  std::size_t charged_ = 0;  ///< bytes of `budget_` this stack holds
 
   static constexpr std::size_t page = 4096;
   /// Gives back the whole pages of the nodes `[first, last)` (their contents are dropped: only nodes
@@ -231,20 +277,56 @@ class node_stack {
     const std::uintptr_t end = (base + last * sizeof(T)) & ~(page - 1);
     if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
+  static constexpr std::size_t page_up(std::size_t bytes) noexcept { return (bytes + page - 1) & ~(page - 1); }
+  /// Sets this stack's share of the budget to `bytes`.
+  void charge(std::size_t bytes) noexcept {
+    if (budget_ == nullptr) return;
+    if (bytes > charged_)
+      budget_->charge(bytes - charged_);
+    else
+      budget_->release(charged_ - bytes);
+    charged_ = bytes;
+  }
   [[gnu::noinline]] void grow(std::size_t need) {  // out of line: push_back stays small where it is inlined
-    std::size_t cap = std::max<std::size_t>({need, capacity_ * 2, 64});
-    if (cap * sizeof(T) < mapped_bytes) {
+    const std::size_t cap = std::max<std::size_t>({need, capacity_ * 2, 64});
+    if (!mapped_ && cap * sizeof(T) < mapped_bytes) {
       void* p = std::realloc(static_cast<void*>(data_), cap * sizeof(T));
       if (p == nullptr) throw std::bad_alloc();
       data_ = static_cast<T*>(p);
       capacity_ = cap;
       return;
     }
-    const std::size_t bytes = (cap * sizeof(T) + page - 1) & ~(page - 1);
-    cap = bytes / sizeof(T);
+    std::size_t nodes = page_up(cap * sizeof(T)) / sizeof(T);  // the whole of the last page
+    if (budget_ != nullptr) {  // at most the room left, and at least the nodes needed
+      const std::size_t most = (charged_ + budget_->room()) / sizeof(T);
+      if (need > most) throw arena_exhausted();
+      nodes = std::min(nodes, most);
+    }
+    remap(nodes);
+    charge(capacity_ * sizeof(T));
+  }
+  /// Gives back the pages past the nodes held when they are `mapped_bytes` or more (a small list kept
+  /// on top of a large one, such as the rules of `jump { ... }` in a long chain, must not unmap and
+  /// remap for each); all of the mapping when no node is held.
+  void shrink() noexcept {
+    const std::size_t bytes = page_up(size_ * sizeof(T));
+    const std::size_t have = page_up(capacity_ * sizeof(T));
+    if (bytes == 0) {
+      free_storage();
+      capacity_ = 0;
+      mapped_ = false;
+    } else if (have - bytes >= mapped_bytes) {
+      ::munmap(reinterpret_cast<char*>(data_) + bytes, have - bytes);
+      capacity_ = bytes / sizeof(T);
+    }
+    charge(capacity_ * sizeof(T));
+  }
+  /// Maps room for `cap` nodes (whole pages), keeping the nodes held.
+  void remap(std::size_t cap) {
+    const std::size_t bytes = page_up(cap * sizeof(T));
     void* p = MAP_FAILED;
 #ifdef MREMAP_MAYMOVE
-    if (mapped_) p = ::mremap(data_, capacity_ * sizeof(T), bytes, MREMAP_MAYMOVE);
+    if (mapped_) p = ::mremap(data_, page_up(capacity_ * sizeof(T)), bytes, MREMAP_MAYMOVE);
 #endif
     if (p == MAP_FAILED) {
       p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -258,7 +340,7 @@ class node_stack {
   }
   void free_storage() noexcept {
     if (mapped_)
-      ::munmap(data_, capacity_ * sizeof(T));
+      ::munmap(data_, page_up(capacity_ * sizeof(T)));
     else
       std::free(data_);
     data_ = nullptr;
@@ -4333,8 +4415,13 @@ bool parse_source(source& src, const parse_options& options, diagnostic_sink& si
                     "CRLF line end: nft refuses the carriage return (\"unexpected junk\"); convert the file to LF "
                     "line ends (reported once, at the first)"))
       return true;  // the error cap is reached: stopped
-  src.limit_arena(options.limits.max_tree_bytes);
+  tree_budget budget(src, options.limits.max_tree_bytes);
   state st(src, options, sink, sources);
+  st.exprs.charge_to(budget);
+  st.stmts.charge_to(budget);
+  st.elems.charge_to(budget);
+  st.rules.charge_to(budget);
+  st.marks.charge_to(budget);
   st.include_depth = include_depth;
   st.variables = std::move(variables);
   st.extra = &extra;
