@@ -106,25 +106,26 @@ class parser {
       const std::string_view inside = raw.substr(1, raw.size() - 2);
       if (inside.find_first_of("\"\\") == std::string_view::npos) return inside;
     }
-    scratch_text_.clear();
-    bool quoted = false;
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-      const char c = raw[i];
-      if (quoted) {
-        if (c == '\\' && i + 1 < raw.size()) {
-          scratch_text_ += raw[++i];
-        } else if (c == '"') {
-          quoted = false;
-        } else {
-          scratch_text_ += c;
-        }
-      } else if (c == '"') {
-        quoted = true;
-      } else {
-        scratch_text_ += c;
+    // Measured first, then written straight into the arena: a token of any size is copied once.
+    const auto unquote = [raw](auto&& emit) {
+      bool quoted = false;
+      for (std::size_t i = 0; i < raw.size(); ++i) {
+        const char c = raw[i];
+        if (c == '"')
+          quoted = !quoted;
+        else if (quoted && c == '\\' && i + 1 < raw.size())
+          emit(raw[++i]);
+        else
+          emit(c);
       }
-    }
-    return src_.store(std::string_view(scratch_text_));
+    };
+    std::size_t length = 0;
+    unquote([&length](char) { ++length; });
+    if (length == 0) return {};
+    char* const out = static_cast<char*>(src_.allocate(length, 1));
+    std::size_t at = 0;
+    unquote([out, &at](char c) { out[at++] = c; });
+    return {out, length};
   }
 
   // ---- predicates for the grammar -------------------------------------------------------------
@@ -801,7 +802,6 @@ class parser {
   detail::module_context module_context_;
 
   // scratch reused across lines
-  std::string scratch_text_;
   std::vector<address_match> scratch_sources_, scratch_destinations_;
   std::vector<option> scratch_options_;
   std::vector<match> scratch_matches_;
