@@ -198,7 +198,14 @@ TEST_SUITE("unit") {
 
   TEST_CASE("hostile iptables: a syntax tree past limits::max_tree_bytes stops the parse at the line it reached") {
     const std::string text = gen::set_elements(dialect::iptables, 20'000);
-    test::check_tree_cap<iptables::parse_options>(text, [&](const iptables::parse_options& o) { return parse(text, o); });
+    // the table's rules and chains count against the cap too
+    const auto full = parse(text);
+    REQUIRE(full.value.tables.size() == 1);
+    const auto& t = full.value.tables.front();
+    CHECK(t.rules.size() == 20'000);
+    test::check_tree_cap<iptables::parse_options>(
+        text, [&](const iptables::parse_options& o) { return parse(text, o); },
+        t.rules.size() * sizeof(iptables::rule) + t.chains.size() * sizeof(iptables::chain));
   }
 
   TEST_CASE("hostile iptables: input over limits::max_input_bytes is refused with a clear error") {

@@ -86,6 +86,22 @@ TEST_SUITE("unit") {
     CHECK(printed.find("--comment " + comment.substr(0, 255) + " -j ACCEPT") != std::string::npos);
   }
 
+  TEST_CASE("iptables parse: quotes and escapes are resolved as iptables-restore resolves them") {
+    const std::pair<const char*, std::string_view> cases[] = {
+        {"\"say \\\"hi\\\" \\\\ back\"", "say \"hi\" \\ back"},  // escaped quote and backslash
+        {"a\"b c\"", "ab c"},                                      // a quote inside a word
+        {"\"plain words\"", "plain words"},                        // no escape: a view into the text
+        {"x\\y", "x\\y"},                                        // a backslash outside quotes stays
+    };
+    for (const auto& [word, text] : cases) {
+      CAPTURE(word);
+      const auto rs = parse_ok(std::string("*filter\n-A INPUT -m comment --comment ") + word + " -j ACCEPT\nCOMMIT\n");
+      const auto& r = only_rule(rs);
+      REQUIRE(r.matches().size() == 1);
+      CHECK(ipt::as_comment(r.matches()[0])->text == text);
+    }
+  }
+
   TEST_CASE("iptables parse: a kube-proxy cluster-IP rule, fully typed") {
     const auto rs = parse_ok(
         "*nat\n-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp -p tcp -d 172.30.0.41 "

@@ -734,6 +734,16 @@ class parser {
       if (p.spec != nullptr && p.spec->id == id) return p.spec->repeatable;
     return false;
   }
+  // The tables' chain and rule lists are part of the syntax tree: what their entries take counts against
+  // limits::max_tree_bytes together with the arena (whose own cap shrinks by as much), entry by entry,
+  // so that the cap bounds the parse's memory. Throws `arena_exhausted` past it, as the arena does.
+  void count_listed(std::size_t bytes) {
+    const std::size_t limit = opts_.limits.max_tree_bytes;
+    if (limit == 0) return;
+    listed_bytes_ += bytes;
+    if (listed_bytes_ >= limit || src_.arena_bytes() > limit - listed_bytes_) throw arena_exhausted();
+    src_.limit_arena(limit - listed_bytes_);
+  }
   ip_family line_family();
   std::optional<ip_family> family_hint() const;
   void decode_addresses(const base_clause& b, ip_family family, std::vector<address_match>& out);
@@ -744,6 +754,7 @@ class parser {
   diagnostic_sink& sink_;
   const parse_options& opts_;
   ruleset& out_;
+  std::size_t listed_bytes_ = 0;  // see count_listed
 
   ip_family family_ = ip_family::ipv4;
   bool family_known_ = false;
@@ -1213,12 +1224,14 @@ void parser::line_end() {
         c.counters = counters_;
         c.has_counters = true;
       }
+      count_listed(sizeof(chain));
       t->chains.push_back(c);
       return;
     }
     case line_kind::rule: {
       table* t = open_table();
       if (t == nullptr) return;
+      count_listed(sizeof(rule));
       t->rules.push_back(pending_rule_);
       return;
     }
