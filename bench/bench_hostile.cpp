@@ -125,6 +125,7 @@ std::vector<shape> shapes() {
       {"binary operator chain", 1000000, 100000, gen::binary_chain, either, true},
       {"set elements", 1000000, 100000, gen::set_elements, clean, true},
       {"chains", 1000000, 100000, gen::many_chains, clean, true},
+      {"definitions", 400000, 50000, gen::many_definitions, clean, true},
       {"chains, CRLF line ends", 1000000, 100000,
        [](dialect d, std::size_t n) { return gen::crlf(gen::many_chains(d, n)); }, either, false},
       {"set elements, NUL every 4 kB", 1000000, 100000,

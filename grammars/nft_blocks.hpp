@@ -389,11 +389,14 @@ struct rename_cmd : seq<kw_chain, sp, chain_spec, sp1, rename_new_name> {};
 /// change the ruleset: kept as commands with their words, not interpreted further.
 struct query_word : sor<family_spec, identifier, quoted_string> {};
 struct query_args : star<sp1, sor<handle_spec, query_word>> {};
-struct list_cmd : query_args {};
-struct reset_cmd : query_args {};
+/// `list`, `reset`, `import` and `export` name what they act on (`list ruleset`, `export ruleset json`);
+/// only `monitor` stands alone.
+struct query_object : plus<sp1, sor<handle_spec, query_word>> {};
+struct list_cmd : query_object {};
+struct reset_cmd : query_object {};
 struct monitor_cmd : query_args {};
-struct import_cmd : query_args {};
-struct export_cmd : query_args {};
+struct import_cmd : query_object {};
+struct export_cmd : query_object {};
 struct describe_cmd : seq<sp1, expr> {};
 
 struct verb_add : kw_add {};

@@ -57,8 +57,8 @@ TEST_SUITE("unit") {
     const auto* e = first_error(r.diagnostics);
     CHECK(e->code == error_code::input_too_large);
     CHECK(e->file->locate(e->where).line == 3);
-    // `-A INPUT` is the first clause; each ` -m comment --comment x` is two more.
-    CHECK(e->where.offset == text.find("\n-A INPUT") + 9 + 125 * 23 + 1);
+    // `-A INPUT` is two words; each ` -m comment --comment x` four more: the 63rd `-m comment` is past 251.
+    CHECK(e->where.offset == text.find("\n-A INPUT") + 9 + 62 * 23 + 1);
     CHECK(rule_count(r.value) == 0);
   }
 
@@ -203,9 +203,52 @@ TEST_SUITE("unit") {
     REQUIRE(full.value.tables.size() == 1);
     const auto& t = full.value.tables.front();
     CHECK(t.rules.size() == 20'000);
-    test::check_tree_cap<iptables::parse_options>(
-        text, [&](const iptables::parse_options& o) { return parse(text, o); },
-        t.rules.size() * sizeof(iptables::rule) + t.chains.size() * sizeof(iptables::chain));
+    CHECK(full.value.sources.front()->tree_bytes() >= full.value.sources.front()->arena_bytes() +
+                                                          t.rules.size() * sizeof(iptables::rule) +
+                                                          t.chains.size() * sizeof(iptables::chain));
+    test::check_tree_cap<iptables::parse_options>(text,
+                                                  [&](const iptables::parse_options& o) { return parse(text, o); });
+  }
+
+  TEST_CASE("hostile iptables: 20,000 table blocks, each counted against limits::max_tree_bytes") {
+    // each block reserved room for the rest of the input (40,000 blocks: quadratic time, then bad_alloc
+    // under a 4 GB address-space limit; a tester's finding); now only the first block of each table does
+    const std::string text = gen::many_definitions(dialect::iptables, 20'000);
+    const auto r = parse(text);
+    check_located(r.diagnostics, text);
+    REQUIRE(r.ok());
+    REQUIRE(r.value.tables.size() == 20'000);
+    CHECK(r.value.tables.back().rules.size() == 1);
+    CHECK(r.value.tables.back().rules.capacity() < 100);  // no room reserved past the first block
+    CHECK(r.value.sources.front()->tree_bytes() >= 20'000 * sizeof(iptables::table));
+    test::check_tree_cap<iptables::parse_options>(text,
+                                                  [&](const iptables::parse_options& o) { return parse(text, o); });
+  }
+
+  TEST_CASE("hostile iptables: words are counted as iptables-restore splits them, a quoted part one word") {
+    // 251 words pass and 252 do not (iptables-restore 1.8.9: "Parser cannot handle more arguments").
+    const auto line = [](int words) {
+      std::string l = "-A INPUT -m comment --comment \"two words\" -m comment --comment \"a \\\" b\"";
+      for (int w = 12; w < words; ++w) l += " -4";  // 10 words before, 2 after
+      return "*filter\n:INPUT ACCEPT [0:0]\n[1:2] " + l + " -j ACCEPT\nCOMMIT\n";
+    };
+    const auto ok = parse(line(251));
+    CHECK(ok.ok());
+    CHECK(rule_count(ok.value) == 1);
+    const std::string text = line(252);
+    const auto refused = parse(text);
+    REQUIRE(check_located(refused.diagnostics, text) == 1);
+    CHECK(first_error(refused.diagnostics)->code == error_code::input_too_large);
+    CHECK(first_error(refused.diagnostics)->where.offset == text.find(" -j ACCEPT") + 1);  // words 251 and 252
+    // the arguments of one option count too, before its clause ends: a million stop at the 252nd
+    std::string generic = "*filter\n-A INPUT -m foo --bar";
+    for (int i = 0; i < 1'000'000; ++i) generic += " x";
+    generic += "\nCOMMIT\n";
+    const auto args = parse(generic);
+    REQUIRE(check_located(args.diagnostics, generic) >= 1);
+    const auto* e = first_error(args.diagnostics);
+    CHECK(e->code == error_code::input_too_large);
+    CHECK(e->where.offset == generic.find("--bar") + 6 + 251 * 2);  // the 252nd argument
   }
 
   TEST_CASE("hostile iptables: input over limits::max_input_bytes is refused with a clear error") {

@@ -119,6 +119,31 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("hostile nft: limits::max_depth set past its ceiling is held to it") {
+    // max_depth = 4 billion let 100,000 nested parentheses overflow the stack (a tester's finding)
+    nft::parse_options opt;
+    opt.limits.max_depth = 4'000'000'000;
+    CHECK(opt.limits.depth() == limits::depth_ceiling);
+    const auto blocks = gen::nested_blocks(dialect::nft, 100'000);  // a syntax error at the third level
+    CHECK(check_located(parse(blocks, opt).diagnostics, blocks, opt.limits) >= 1);
+    for (const std::string& text : {gen::nested_parens(dialect::nft, 100'000), gen::nested_braces(dialect::nft, 100'000)}) {
+      const auto r = parse(text, opt);
+      REQUIRE(check_located(r.diagnostics, text, opt.limits) >= 1);
+      bool depth = false;
+      for (const auto& d : r.diagnostics) depth = depth || d.code == error_code::nesting_too_deep;
+      CHECK(depth);
+    }
+    nft::json_parse_options jopt;
+    jopt.limits.max_depth = 4'000'000'000;
+    const std::string json = std::string(100'000, '[') + std::string(100'000, ']');
+    const auto j = nft::parse_json("deep.json", json, jopt);
+    REQUIRE_FALSE(j.ok());
+    CHECK(first_error(j.diagnostics)->code == error_code::nesting_too_deep);
+    // and just inside the ceiling, it parses
+    const auto inside = parse(gen::nested_parens(dialect::nft, limits::depth_ceiling / 2), opt);
+    CHECK(inside.ok());
+  }
+
   TEST_CASE("hostile nft: nesting just inside the limit parses") {
     nft::parse_options opt;
     opt.limits.max_depth = 64;
@@ -276,6 +301,99 @@ TEST_SUITE("unit") {
     const std::size_t arena = capped.value.sources.front()->arena_bytes();
     CHECK(arena < needed / 2 / 100 * 85);
     CHECK(arena > needed / 2 / 100 * 60);
+  }
+
+  TEST_CASE("hostile nft: the commands, objects and device names a parse collects count against the cap") {
+    // Lists the parser kept outside the tree, uncounted: 4 million `list` lines (20 MB) capped at 40 MB
+    // held 876 MB; 2 million objects and 1,000 uses of a device set held 252 and 514 MB (a tester's
+    // findings). Each stops in its middle half when capped at half of what it needs.
+    constexpr std::size_t n = 100'000;
+    std::string commands;
+    for (std::size_t i = 0; i < n; ++i) commands += fmt::format("list table ip t{}\n", i);
+    const auto listed = parse(commands);
+    REQUIRE(listed.ok());
+    CHECK(listed.value.commands.size() == n);
+    test::check_tree_cap<nft::parse_options>(
+        commands, [&](const nft::parse_options& o) { return parse(commands, o); }, n * sizeof(nft::command));
+
+    std::string objects = "table ip t {\n";
+    for (std::size_t i = 0; i < n; ++i) objects += fmt::format("\tcounter c{} {{\n\t}}\n", i);
+    objects += "}\n";
+    const auto counters = parse(objects);
+    REQUIRE(counters.ok());
+    CHECK(std::get<const nft::table*>(counters.value.commands.front().body)->objects.size() == n);
+    test::check_tree_cap<nft::parse_options>(objects, [&](const nft::parse_options& o) { return parse(objects, o); });
+
+    std::string devices = "table netdev t {\n\tchain c {\n\t\ttype filter hook ingress devices = { ";
+    for (std::size_t i = 0; i < n; ++i) devices += fmt::format("d{}, ", i);
+    devices += "x } priority 0;\n\t}\n}\n";
+    const auto ingress = parse(devices);
+    REQUIRE(ingress.ok());
+    CHECK(std::get<const nft::table*>(ingress.value.commands.front().body)->chains.front().base->devices.size() ==
+          n + 1);
+    // one item (the hook line), so the error is at its start rather than in the middle
+    const std::size_t needed = ingress.value.sources.front()->tree_bytes();
+    nft::parse_options half;
+    half.limits.max_tree_bytes = needed / 2;
+    const auto capped = parse(devices, half);
+    REQUIRE(check_located(capped.diagnostics, devices) == 1);
+    CHECK(capped.diagnostics[0].code == error_code::tree_too_large);
+    CHECK(line_of(capped.diagnostics[0]) == 3);
+    CHECK(capped.value.sources.front()->tree_bytes() <= needed / 2);
+  }
+
+  TEST_CASE("hostile nft: a device set used over and over stops at the merge bound; a set of non-names is refused") {
+    // each use of `$d` copies its names: 1,000 uses of 2,000 names are 2 million, past a million + input
+    std::string text = "define d = { ";
+    for (int i = 0; i < 2000; ++i) text += fmt::format("\"d{}\", ", i);
+    text += "\"x\" }\ntable netdev t {\n\tchain c {\n\t\ttype filter hook ingress devices = { $d";
+    for (int i = 1; i < 1000; ++i) text += ", $d";
+    text += " } priority 0;\n\t}\n}\n";
+    const auto r = parse(text);
+    REQUIRE(check_located(r.diagnostics, text) >= 1);
+    CHECK(first_error(r.diagnostics)->code == error_code::input_too_large);
+    CHECK(line_of(*first_error(r.diagnostics)) == 4);
+    // a set with something else than names was taken name by name, the rest dropped
+    const std::string numbers =
+        "define d = { 1, 2 }\ntable netdev t {\n\tchain c {\n\t\ttype filter hook ingress devices = { $d } priority 0;\n"
+        "\t}\n}\n";
+    const auto bad = parse(numbers);
+    REQUIRE(check_located(bad.diagnostics, numbers) >= 1);
+    CHECK(first_error(bad.diagnostics)->code == error_code::invalid_value);
+    CHECK(first_error(bad.diagnostics)->message.find("$d is not a device name") != std::string::npos);
+  }
+
+  TEST_CASE("hostile nft: many defines, each found by name; blocks drop theirs, undefine and redefine") {
+    const std::string text = gen::many_definitions(dialect::nft, 20'000);
+    const auto r = parse(text);
+    check_located(r.diagnostics, text);
+    REQUIRE(r.ok());
+    const auto& rules = std::get<const nft::table*>(r.value.commands.back().body)->chains.front().rules;
+    REQUIRE(rules.size() == 2000);
+    // `ip daddr $v19990`: 10.0.78.22
+    const auto* m = rules.back().stmts[1].get<nft::match_stmt>();
+    REQUIRE(m != nullptr);
+    CHECK(nft::print(*m->right, nft::family::ip) == "10.0.78.22");
+    const std::string scoped =
+        "define a = 1\n"
+        "table ip t {\n\tdefine b = 2\n\tchain c {\n\t\tmeta mark $b\n\t}\n}\n"
+        "table ip u {\n\tdefine b = 3\n\tchain c {\n\t\tmeta mark $b\n\t}\n}\n"  // b of t is gone
+        "redefine a = 4\nundefine a\ndefine a = 5\n"
+        "table ip v {\n\tchain c {\n\t\tmeta mark $a\n\t}\n}\n"
+        "undefine a\nundefine a\n";
+    const auto s = parse(scoped);
+    REQUIRE(s.diagnostics.size() == 1);  // the second undefine
+    CHECK(s.diagnostics[0].code == error_code::undefined_variable);
+    CHECK(line_of(s.diagnostics[0]) == 23);
+    std::vector<std::string> marks;
+    for (const auto& cmd : s.value.commands)
+      if (const auto* t = std::get_if<const nft::table*>(&cmd.body))
+        marks.push_back(nft::print((*t)->chains.front().rules.front(), nft::family::ip));
+    CHECK(marks == std::vector<std::string>{"meta mark 0x00000002", "meta mark 0x00000003", "meta mark 0x00000005"});
+    // a name visible from an outer block cannot be defined again
+    const auto twice = parse("define a = 1\ntable ip t {\n\tdefine a = 2\n}\n");
+    REQUIRE_FALSE(twice.ok());
+    CHECK(line_of(*first_error(twice.diagnostics)) == 3);
   }
 
   TEST_CASE("hostile nft: JSON past limits::max_tree_bytes stops at the item it reached") {

@@ -236,6 +236,25 @@ inline std::string many_chains(dialect d, std::size_t n) {
   return out;
 }
 
+/// `n` small top-level definitions, each used: nft `define vN = ADDR` lines, then one rule per ten of
+/// them that uses the first (looked up past every later one); iptables `*filter` blocks of one chain
+/// and one rule each. The worst case for work per definition that grows with the definitions before it.
+inline std::string many_definitions(dialect d, std::size_t n) {
+  std::string out;
+  out.reserve(n * 40);
+  if (d == dialect::iptables) {
+    for (std::size_t i = 0; i < n; ++i)
+      out += "*filter\n:c" + std::to_string(i) + " - [0:0]\n-A c" + std::to_string(i) + " -j DROP\nCOMMIT\n";
+    return out;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    out += "define v" + std::to_string(i) + " = " + detail::ipv4_text(0x0a000000u + static_cast<std::uint32_t>(i)) + "\n";
+  out += "table ip t {\n\tchain c {\n";
+  for (std::size_t i = 0; i < n; i += 10) out += "\t\tip saddr $v0 ip daddr $v" + std::to_string(i) + " accept\n";
+  out += "\t}\n}\n";
+  return out;
+}
+
 /// A comment of about `bytes` bytes in double quotes, with escaped quotes and semicolons inside where
 /// the format has escapes (iptables-save writes `\"`; nft strings cannot hold a quote). Unterminated
 /// when `terminated` is false: the quote then runs to the end of the input.

@@ -52,4 +52,33 @@ TEST_SUITE("unit") {
     CHECK(text == "decoded \"text\"");
     CHECK(s.arena_bytes() >= 3 * sizeof(int) + 14 + 10000 * sizeof(int));
   }
+
+  TEST_CASE("source: the tree cap counts the arena and what is charged outside it") {
+    source s("t", "x");
+    s.limit_tree(1000);
+    CHECK(s.tree_room() == 1000);
+    (void)s.allocate(100, 1);
+    CHECK(s.tree_room() == 900);
+    s.charge(600);  // a list built outside the arena
+    CHECK(s.tree_room() == 300);
+    CHECK_THROWS_AS((void)s.allocate(301, 1), nflens::arena_exhausted);
+    CHECK_THROWS_AS(s.charge(301), nflens::arena_exhausted);
+    CHECK(s.tree_room() == 300);  // a refused charge or allocation counts nothing
+    (void)s.allocate(300, 1);
+    CHECK(s.tree_room() == 0);
+    CHECK_THROWS_AS((void)s.allocate(1, 1), nflens::arena_exhausted);
+    s.release(250);  // the list moved into the arena: its storage went back
+    CHECK(s.tree_room() == 250);
+    s.release(10000);  // at most what is charged
+    CHECK(s.tree_room() == 600);
+    CHECK(s.arena_bytes() == 400);
+    s.limit_tree(300);  // below what the arena holds: nothing more fits
+    CHECK(s.tree_room() == 0);
+    CHECK_THROWS_AS(s.charge(1), nflens::arena_exhausted);
+    s.limit_tree(0);  // no cap
+    CHECK(s.tree_room() > (std::size_t{1} << 40));
+    s.charge(std::size_t{1} << 40);
+    (void)s.allocate(64, 8);
+    CHECK(s.arena_bytes() == 464);
+  }
 }

@@ -10,8 +10,10 @@
 /// tells, for every node, which file, line and column it came from. Sub-nodes (matches, options,
 /// expressions, statements) use the source of the top-level node that contains them.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <memory_resource>
 #include <mutex>
@@ -70,16 +72,41 @@ class source : public std::enable_shared_from_this<source> {
   [[nodiscard]] span span_of(std::string_view part) const noexcept;
 
   /// Arena allocation for parsers: storage that lives as long as the source. Never freed piecemeal.
-  /// Throws `arena_exhausted` when the arena would pass its limit (`limit_arena`). Inline: a parse
-  /// makes an allocation for most nodes (a million in a large dump).
+  /// Throws `arena_exhausted` when the tree would pass its cap (`limit_tree`). Inline: a parse makes an
+  /// allocation for most nodes (a million in a large dump).
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment) {
-    if (arena_limit_ != 0 && (arena_bytes_ > arena_limit_ || bytes > arena_limit_ - arena_bytes_)) over_limit();
+    if (bytes > arena_room_ - arena_bytes_) over_limit();  // arena_bytes_ <= arena_room_ always
     arena_bytes_ += bytes;
     return arena_.allocate(bytes, alignment);
   }
-  /// Caps the bytes the arena may hand out in all (`limits::max_tree_bytes`; 0: no cap). The parse
-  /// functions set it before they parse; the cap applies to allocations made after it is set.
-  void limit_arena(std::size_t max_bytes) noexcept { arena_limit_ = max_bytes; }
+
+  /// The syntax tree's memory cap (`limits::max_tree_bytes`): what the arena hands out plus what a parser
+  /// holds outside it while it builds the tree and `charge`s here (a list under construction, a table's
+  /// rule vector), so that the cap bounds a parse's memory and not only its result. One account for
+  /// every parser.
+  /// Sets the cap in bytes (0: no cap). The parse functions set it before they parse; it applies to what
+  /// is allocated or charged after it is set.
+  void limit_tree(std::size_t max_bytes) noexcept {
+    tree_limit_ = max_bytes == 0 ? no_cap : max_bytes;
+    update_arena_room();
+  }
+  /// Counts `bytes` held outside the arena against the cap; the arena's room shrinks by as much. Throws
+  /// `arena_exhausted` (and counts nothing) when the tree would pass the cap.
+  void charge(std::size_t bytes) {
+    if (bytes > tree_room()) over_limit();
+    charged_ += bytes;
+    update_arena_room();
+  }
+  /// Gives back bytes charged earlier (at most what is charged).
+  void release(std::size_t bytes) noexcept {
+    charged_ -= std::min(bytes, charged_);
+    update_arena_room();
+  }
+  /// Bytes counted against the cap now: the arena's and those still charged (after an iptables parse, its
+  /// tables' lists; the nft parser's lists under construction are given back when it ends).
+  [[nodiscard]] std::size_t tree_bytes() const noexcept { return arena_bytes_ + charged_; }
+  /// Bytes the tree may still take, in the arena or charged; a very large number when there is no cap.
+  [[nodiscard]] std::size_t tree_room() const noexcept { return arena_room_ - arena_bytes_; }
   /// Copies `items` into the arena. Only for trivially destructible node types (no destructor runs).
   template <class T>
   [[nodiscard]] std::span<const T> store(std::span<const T> items) {
@@ -108,8 +135,15 @@ class source : public std::enable_shared_from_this<source> {
   mutable std::vector<std::uint32_t> line_starts_;
   mutable std::once_flag lines_built_;
   std::pmr::monotonic_buffer_resource arena_;
+  static constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max() / 2;  // no overflow in sums
   std::size_t arena_bytes_ = 0;
-  std::size_t arena_limit_ = 0;
+  std::size_t tree_limit_ = no_cap;
+  std::size_t charged_ = 0;
+  std::size_t arena_room_ = no_cap;  // the arena's share of the cap: tree_limit_ - charged_, or 0
+  void update_arena_room() noexcept {
+    arena_room_ = charged_ < tree_limit_ ? tree_limit_ - charged_ : 0;
+    if (arena_room_ < arena_bytes_) arena_room_ = arena_bytes_;  // a cap set below what is already there
+  }
   [[noreturn, gnu::cold]] static void over_limit();  // throws arena_exhausted
 };
 
@@ -129,20 +163,31 @@ using source_ptr = std::shared_ptr<const source>;
 struct limits {
   std::size_t max_input_bytes = std::size_t{1} << 30;  ///< larger inputs are refused with `input_too_large`
   std::uint32_t max_errors = 50;                       ///< diagnostics of severity error kept per parse
-  std::uint32_t max_depth = 256;                       ///< nesting of blocks, sets, parentheses; operators in one expression
+  /// Nesting of blocks, sets, parentheses, JSON values; operators in one expression; jumps a graph
+  /// follows. Taken as at most `depth_ceiling` whatever it is set to (`depth()`): every level is a
+  /// recursion, and a million levels would overflow the stack.
+  std::uint32_t max_depth = 256;
   /// Diagnostics of severity warning kept per parse (0: no cap); the rest are counted in one
   /// `too_many_warnings` warning. A million unmodelled statements must not make a million diagnostics.
   std::uint32_t max_warnings = 1000;
   /// Bytes the syntax tree of one source text may take (its arena: nodes and decoded strings), so that
   /// memory stays bounded on any input, whatever its density: a parse that needs more stops at the item
-  /// it is in with `tree_too_large`. 0: no cap. The nft parser counts the lists it is building too (the
-  /// rules of a chain, the elements of a set; a large one at its reserved size, up to twice its nodes),
-  /// so that the cap bounds the parse's memory and not only its result: with the cap at twice the input,
+  /// it is in with `tree_too_large`. 0: no cap. The parsers count the lists they build outside the arena
+  /// too (`source::charge`: nft the rules of a chain and the elements of a set under construction, a
+  /// large one at its reserved size, up to twice its nodes; iptables each table's rules and chains), so
+  /// that the cap bounds the parse's memory and not only its result: with the cap at twice the input,
   /// a parse holds at most three times the input (bench_hostile). The tree of the densest nft text, set
   /// elements of two bytes (`1,`), is 32 times the input (a 1 GiB input would need 32 GiB); a kube-proxy
   /// dump's is about 2 times (69 MB for 10,000 Services in nft). The default, 2 GiB, is 30 times that
   /// dump's. An included nft file is a source of its own, with its own cap.
   std::size_t max_tree_bytes = std::size_t{2} << 30;
+
+  /// A ceiling that holds on an 8 MB stack even under AddressSanitizer (braces nested 2,048 deep overflowed it).
+  static constexpr std::uint32_t depth_ceiling = 1024;
+  /// The nesting limit in effect: `max_depth`, at most `depth_ceiling`.
+  [[nodiscard]] constexpr std::uint32_t depth() const noexcept {
+    return max_depth < depth_ceiling ? max_depth : depth_ceiling;
+  }
 };
 
 }  // namespace nflens

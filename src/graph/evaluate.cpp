@@ -1232,10 +1232,10 @@ class evaluator {
   std::vector<flow> run_chain(index c, std::vector<flow> flows, const frame& fr, std::uint32_t depth) {
     std::vector<flow> returned;
     if (exhausted_) return returned;
-    if (depth > lim_.max_depth) {
+    if (depth > lim_.depth()) {
       if (first_report(reported_.size() - 1))
         warn(p_.chains[c].origin, error_code::nesting_too_deep,
-             fmt::format("jumps nest deeper than {} chains at '{}'; evaluation stops there", lim_.max_depth,
+             fmt::format("jumps nest deeper than {} chains at '{}'; evaluation stops there", lim_.depth(),
                          p_.chains[c].name));
       return returned;
     }

@@ -173,7 +173,7 @@ class parser {
   void start_line(const char* at) {
     ++line_number_;
     kind_ = line_kind::none;
-    clauses_ = 0;
+    words_ = 0;
     last_keyword_ = {};
     word_quoted_ = false;
     line_begin_ = offset(at);
@@ -439,6 +439,7 @@ class parser {
   }
 
   void option_argument(std::string_view raw) {
+    if (args_.size() >= max_words) too_many_words(span_of(raw));  // before a clause's end: see max_words
     const std::string_view text = take_word(raw);  // `""` is an empty argument
     args_.push_back({text, span_of(raw)});
     if (current_option_ >= 0) {
@@ -465,15 +466,43 @@ class parser {
 
   void bad_glued(span where) { fail(error_code::syntax, where, "unexpected text"); }
 
-  /// iptables-restore (1.8.9, xshared.c) splits a line into at most 251 words and refuses longer lines
-  /// ("Parser cannot handle more arguments"). Every clause is at least one word, so a line with more
-  /// clauses is refused here too; this also bounds the per-rule work (options are matched against the
-  /// modules loaded before them), which would otherwise grow with the square of the line's length.
+  /// iptables-restore (1.8.9, xshared.c) splits a line after its `[packets:bytes]` into at most 251 words
+  /// (blank-separated, a quoted part with its blanks one word) and refuses longer lines ("Parser cannot
+  /// handle more arguments"); so does this, which also bounds the per-rule work (options are matched
+  /// against the modules loaded before them, which would otherwise grow with the square of the line's
+  /// length) and the arguments kept (`option_argument` stops a clause with more arguments than that).
   static constexpr std::uint32_t max_words = 251;
   void clause(const char* begin, const char* end) {
-    if (++clauses_ <= max_words) return;
-    fail(error_code::input_too_large, {offset(begin), offset(end) - offset(begin)},
+    words_ += count_words(begin, end);
+    if (words_ <= max_words) return;
+    too_many_words({offset(begin), offset(end) - offset(begin)});
+  }
+  [[noreturn]] void too_many_words(span where) {
+    fail(error_code::input_too_large, where,
          fmt::format("more than {} words on one line; iptables-restore reads at most {}", max_words, max_words));
+  }
+  /// Words in `[p, end)` as iptables-restore splits them: blanks outside double quotes separate, a
+  /// backslash inside quotes escapes the next character.
+  static std::uint32_t count_words(const char* p, const char* end) noexcept {
+    std::uint32_t n = 0;
+    bool in_word = false;
+    bool quoted = false;
+    for (; p != end; ++p) {
+      const char c = *p;
+      if (!quoted && (c == ' ' || c == '\t')) {
+        in_word = false;
+        continue;
+      }
+      if (!in_word) {
+        in_word = true;
+        ++n;
+      }
+      if (c == '"')
+        quoted = !quoted;
+      else if (quoted && c == '\\' && p + 1 != end)
+        ++p;
+    }
+    return n;
   }
 
   // ---- the end of a rule line: decode, check, build -----------------------------------------------
@@ -709,8 +738,13 @@ class parser {
 
   table* open_table();
   // Room for the rest of the input: untouched capacity costs address space, not memory. Large
-  // vectors ask for transparent huge pages (fewer page faults while they fill).
-  void reserve(table& t) const {
+  // vectors ask for transparent huge pages (fewer page faults while they fill). Only the first block of
+  // each table gets it (at most five reservations): a file of 40,000 `*filter` blocks reserved the rest
+  // of the input for each, quadratic in time and address space, until the reservation failed.
+  void reserve(table& t) {
+    const auto bit = 1u << static_cast<unsigned>(t.id);
+    if ((reserved_tables_ & bit) != 0) return;
+    reserved_tables_ |= bit;
     const std::size_t rest = reserve_lines_ > line_number_ ? reserve_lines_ - line_number_ : 0;
     t.rules.reserve(rest);
     t.chains.reserve(rest);
@@ -734,16 +768,6 @@ class parser {
       if (p.spec != nullptr && p.spec->id == id) return p.spec->repeatable;
     return false;
   }
-  // The tables' chain and rule lists are part of the syntax tree: what their entries take counts against
-  // limits::max_tree_bytes together with the arena (whose own cap shrinks by as much), entry by entry,
-  // so that the cap bounds the parse's memory. Throws `arena_exhausted` past it, as the arena does.
-  void count_listed(std::size_t bytes) {
-    const std::size_t limit = opts_.limits.max_tree_bytes;
-    if (limit == 0) return;
-    listed_bytes_ += bytes;
-    if (listed_bytes_ >= limit || src_.arena_bytes() > limit - listed_bytes_) throw arena_exhausted();
-    src_.limit_arena(limit - listed_bytes_);
-  }
   ip_family line_family();
   std::optional<ip_family> family_hint() const;
   void decode_addresses(const base_clause& b, ip_family family, std::vector<address_match>& out);
@@ -754,7 +778,6 @@ class parser {
   diagnostic_sink& sink_;
   const parse_options& opts_;
   ruleset& out_;
-  std::size_t listed_bytes_ = 0;  // see count_listed
 
   ip_family family_ = ip_family::ipv4;
   bool family_known_ = false;
@@ -793,7 +816,7 @@ class parser {
   std::vector<module_id> loaded_typed_;  // typed modules of the rule, the latest loaded last
   std::vector<std::string_view> implicit_generic_;
   std::vector<pending_option> options_;
-  std::uint32_t clauses_ = 0;  // clauses of the rule line so far
+  std::uint32_t words_ = 0;  // words of the rule line so far (see max_words)
   std::vector<argument> args_;
   std::string_view target_name_;
   span target_where_{};
@@ -807,6 +830,7 @@ class parser {
   std::string_view last_keyword_;
   std::string_view last_raw_;
   std::size_t reserve_lines_ = 0;
+  unsigned reserved_tables_ = 0;  // bits of the table ids that `reserve` gave room (see there)
   std::size_t line_number_ = 0;  // of the line being read, 1-based
   rule pending_rule_;
   rule_builder::parts parts_;
@@ -1171,6 +1195,7 @@ void parser::line_end() {
                                 table_name(table_id_)));
         if (sink_.full()) throw stop_parsing{};
       }
+      src_.charge(sizeof(table));  // the table list is part of the tree (limits::max_tree_bytes)
       table t;
       t.id = table_id_;
       t.file = &src_;
@@ -1224,14 +1249,14 @@ void parser::line_end() {
         c.counters = counters_;
         c.has_counters = true;
       }
-      count_listed(sizeof(chain));
+      src_.charge(sizeof(chain));  // the tables' lists are part of the tree (limits::max_tree_bytes)
       t->chains.push_back(c);
       return;
     }
     case line_kind::rule: {
       table* t = open_table();
       if (t == nullptr) return;
-      count_listed(sizeof(rule));
+      src_.charge(sizeof(rule));
       t->rules.push_back(pending_rule_);
       return;
     }
@@ -1254,6 +1279,7 @@ table* parser::open_table() {
   if (table_ >= 0 && !out_.tables[static_cast<std::size_t>(table_)].committed)
     return &out_.tables[static_cast<std::size_t>(table_)];
   if (opts_.lenient) {
+    src_.charge(sizeof(table));
     table t;
     t.id = opts_.lenient_table;
     t.file = &src_;
@@ -1677,7 +1703,7 @@ result<ruleset> parse(std::string name, std::string text, const parse_options& o
     return res;
   }
   auto src = std::make_shared<source>(std::move(name), std::move(text));
-  src->limit_arena(options.limits.max_tree_bytes);
+  src->limit_tree(options.limits.max_tree_bytes);
   diagnostic_sink sink(src, options.limits);
   ruleset& out = res.value;
   out.sources.push_back(src);

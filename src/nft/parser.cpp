@@ -33,8 +33,10 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -152,41 +154,6 @@ struct arena_allocator {
 using chain_stack_type = std::vector<chain, arena_allocator<chain>>;
 using set_stack_type = std::vector<set, arena_allocator<set>>;
 
-/// The share of `limits::max_tree_bytes` that the parser's stacks hold: a list under construction is part
-/// of the tree, so the stacks' large storage and the arena together stay within the cap. A stack that
-/// maps storage charges it here, and the arena's own cap shrinks by as much; a stack that gives storage
-/// back returns it. Without this, a 100 MB line of rules capped at 200 MB of tree held another 70 MB of
-/// rules on its stack when the arena reached the cap.
-class tree_budget {
- public:
-  tree_budget(source& arena, std::size_t max_bytes) noexcept : arena_(arena), limit_(max_bytes) {
-    arena_.limit_arena(limit_);
-  }
-  /// Bytes a stack may still take (the arena's bytes and every stack's capacity counted).
-  [[nodiscard]] std::size_t room() const noexcept {
-    if (limit_ == 0) return std::numeric_limits<std::size_t>::max() / 2;  // no cap (and no overflow)
-    const std::size_t used = arena_.arena_bytes() + stacks_;
-    return used < limit_ ? limit_ - used : 0;
-  }
-  void charge(std::size_t bytes) noexcept {
-    stacks_ += bytes;
-    update();
-  }
-  void release(std::size_t bytes) noexcept {
-    stacks_ -= std::min(bytes, stacks_);
-    update();
-  }
-
- private:
-  source& arena_;
-  std::size_t limit_;
-  std::size_t stacks_ = 0;
-  // 0 would mean no cap: a budget the stacks took whole leaves the arena one byte
-  void update() noexcept {
-    if (limit_ != 0) arena_.limit_arena(stacks_ < limit_ ? limit_ - stacks_ : 1);
-  }
-};
-
 /// A stack of the parser (expressions, statements, rules, elements, marks): a vector of trivially
 /// copyable nodes whose push is a few inlined instructions (growing is out of line) and whose large
 /// storage (from `mapped_bytes`) is a mapping of its own, so that a list of millions (a 100 MB line of
@@ -194,10 +161,13 @@ class tree_budget {
 /// copy, the old and the new storage never both resident), and `keep` gives its pages back while it
 /// copies them into the arena. With std::vector the peak of such a list was its doubled capacity plus
 /// the arena's copy: a million set elements (17.5 MB of text) added 145.6 MB at the peak, now 85.7 MB.
-/// With a `tree_budget`, a mapped storage counts against `limits::max_tree_bytes`: it grows at most to
-/// the room left, one that cannot take the next node throws `arena_exhausted` as the arena does, and
-/// `keep` shrinks it to the nodes it still holds (the kept ones are counted in the arena from then on).
-/// A storage under `mapped_bytes` is not counted: the cap is exact to 256 kB per stack.
+/// A list under construction is part of the tree: with `charge_to`, a mapped storage is charged to the
+/// source's tree cap (`source::charge`, `limits::max_tree_bytes`), so that the stacks and the arena
+/// together stay within it. It grows at most to the room left, one that cannot take the next node throws
+/// `arena_exhausted` as the arena does, and `keep` shrinks it to the nodes it still holds (the kept ones
+/// are counted in the arena from then on). Without this, a 100 MB line of rules capped at 200 MB of tree
+/// held another 70 MB of rules on its stack when the arena reached the cap. A storage under
+/// `mapped_bytes` is not counted: the cap is exact to 256 kB per stack.
 template <class T>
 class node_stack {
   static_assert(std::is_trivially_copyable_v<T>);
@@ -232,8 +202,8 @@ class node_stack {
   void reserve(std::size_t n) {
     if (n > capacity_) grow(n);
   }
-  /// Counts this stack's mapped storage in `b` from now on (set before the first node).
-  void charge_to(tree_budget& b) noexcept { budget_ = &b; }
+  /// Charges this stack's mapped storage to `src`'s tree cap from now on (set before the first node).
+  void charge_to(source& src) noexcept { budget_ = &src; }
   void append(std::span<const T> items) {
     if (items.empty()) return;
     reserve(size_ + items.size());
@@ -259,14 +229,28 @@ class node_stack {
     if (mapped_) shrink();
     return {out, n};
   }
+  /// Appends the nodes to `out` and empties the stack, giving back its pages as they are copied (the
+  /// list and its copy are not both resident) and with them its charge: the parse is over.
+  void move_into(std::vector<T>& out) {
+    out.reserve(out.size() + size_);
+    constexpr std::size_t step = (std::size_t{1} << 20) / sizeof(T);  // about 1 MiB at a time
+    for (std::size_t done = 0; done < size_;) {
+      const std::size_t k = std::min(step, size_ - done);
+      out.insert(out.end(), data_ + done, data_ + done + k);
+      done += k;
+      if (mapped_) release(0, done);
+    }
+    size_ = 0;
+    shrink();
+  }
 
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
   bool mapped_ = false;
-  tree_budget* budget_ = nullptr;
-  std::size_t charged_ = 0;  ///< bytes of `budget_` this stack holds
+  source* budget_ = nullptr;
+  std::size_t charged_ = 0;  ///< bytes charged to `budget_` for this stack
 
   static constexpr std::size_t page = 4096;
   /// Gives back the whole pages of the nodes `[first, last)` (their contents are dropped: only nodes
@@ -278,8 +262,8 @@ class node_stack {
     if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
   static constexpr std::size_t page_up(std::size_t bytes) noexcept { return (bytes + page - 1) & ~(page - 1); }
-  /// Sets this stack's share of the budget to `bytes`.
-  void charge(std::size_t bytes) noexcept {
+  /// Sets what this stack has charged to `bytes` (more only from `grow`, within the room it checked).
+  void charge(std::size_t bytes) {
     if (budget_ == nullptr) return;
     if (bytes > charged_)
       budget_->charge(bytes - charged_);
@@ -298,7 +282,7 @@ class node_stack {
     }
     std::size_t nodes = page_up(cap * sizeof(T)) / sizeof(T);  // the whole of the last page
     if (budget_ != nullptr) {  // at most the room left, and at least the nodes needed
-      const std::size_t most = (charged_ + budget_->room()) / sizeof(T);
+      const std::size_t most = (charged_ + budget_->tree_room()) / sizeof(T);
       if (need > most) throw arena_exhausted();
       nodes = std::min(nodes, most);
     }
@@ -457,6 +441,56 @@ struct selector_scratch {
   nfproto proto = nfproto::none;
 };
 
+/// The `define`d variables (nft(8) VARIABLES) of the blocks open so far and of the files that included
+/// this one: found by name in constant time (a file of 100,000 defines took 26 s with a list searched
+/// end to end), each block's dropped when it closes. A name has one value at a time: `define` refuses a
+/// name that is visible, `redefine` changes the visible value, `undefine` removes it.
+class variable_table {
+ public:
+  [[nodiscard]] const expr* find(std::string_view name) const noexcept {
+    const auto it = index_.find(name);
+    return it == index_.end() ? nullptr : entries_[it->second].value;
+  }
+  /// Adds a variable; false (and nothing changes) when one of that name is visible.
+  bool define(std::string_view name, const expr* value) {
+    if (index_.contains(name)) return false;
+    index_.emplace(name, entries_.size());
+    entries_.push_back({name, value, true});
+    return true;
+  }
+  /// Sets the visible variable of that name, or adds one.
+  void redefine(std::string_view name, const expr* value) {
+    if (const auto it = index_.find(name); it != index_.end())
+      entries_[it->second].value = value;
+    else
+      define(name, value);
+  }
+  /// Removes the visible variable of that name; false when there is none.
+  bool undefine(std::string_view name) {
+    const auto it = index_.find(name);
+    if (it == index_.end()) return false;
+    entries_[it->second].live = false;
+    index_.erase(it);
+    return true;
+  }
+  /// A mark for `drop_to`: where a block's variables begin.
+  [[nodiscard]] std::size_t mark() const noexcept { return entries_.size(); }
+  /// Drops the variables defined since `mark` (a block closed).
+  void drop_to(std::size_t mark) {
+    for (; entries_.size() > mark; entries_.pop_back())
+      if (entries_.back().live) index_.erase(entries_.back().name);
+  }
+
+ private:
+  struct entry {
+    std::string_view name;
+    const expr* value;
+    bool live;  // false once undefined (the entry stays until its block closes: marks stay valid)
+  };
+  std::vector<entry> entries_;
+  std::unordered_map<std::string_view, std::size_t> index_;  // name -> its live entry
+};
+
 struct state {
   state(source& s, const parse_options& o, diagnostic_sink& d, std::vector<source_ptr>& srcs)
       : src(s), base(s.text().data()), options(o), sink(d), sources(srcs) {}
@@ -475,13 +509,26 @@ struct state {
   node_stack<rule> rules;
   chain_stack_type chains{arena_allocator<chain>(src)};
   set_stack_type sets{arena_allocator<set>(src)};
-  std::vector<flowtable> flowtables;
-  std::vector<object> objects;
-  std::vector<std::string_view> names;
-  std::vector<ct_timeout_state> timeout_states;
-  std::vector<chain_ctx> chain_stack;
+  node_stack<flowtable> flowtables;
+  node_stack<object> objects;
+  node_stack<std::string_view> names;
+  node_stack<ct_timeout_state> timeout_states;
+  std::vector<chain_ctx> chain_stack;  // (as deep as the blocks: limits::max_depth)
   node_stack<mark> marks;
-  std::vector<command> commands;
+  node_stack<command> commands;
+  /// Charges every stack's large storage to the source's tree cap (see node_stack).
+  void charge_stacks() noexcept {
+    exprs.charge_to(src);
+    stmts.charge_to(src);
+    elems.charge_to(src);
+    rules.charge_to(src);
+    flowtables.charge_to(src);
+    objects.charge_to(src);
+    names.charge_to(src);
+    timeout_states.charge_to(src);
+    marks.charge_to(src);
+    commands.charge_to(src);
+  }
 
   // Scratch
   stmt_scratch sx;
@@ -517,12 +564,12 @@ struct state {
   std::uint64_t pos_value = 0;
 
   // Variables (`define`), innermost scope last.
-  std::vector<std::pair<std::string_view, const expr*>> variables;
-  std::vector<std::size_t> scopes;  // variables.size() where each open block began
+  variable_table variables;
+  std::vector<std::size_t> scopes;  // variables.mark() where each open block began
   /// Closes the scopes from the `n`th on: their variables are no longer visible.
   void close_scopes(std::size_t n) {
     if (n >= scopes.size()) return;
-    if (variables.size() > scopes[n]) variables.resize(scopes[n]);  // (`undefine` may have taken more)
+    variables.drop_to(scopes[n]);
     scopes.resize(n);
   }
 
@@ -532,14 +579,36 @@ struct state {
   /// few lines of nested defines double them at every level.
   std::size_t merged_elements = 0;
   void merge_elements(std::span<const element> inner, span where) {
-    merged_elements += inner.size();
+    count_merged(inner.size(), where);
+    elems.append(inner);
+  }
+  void count_merged(std::size_t n, span where) {
+    merged_elements += n;
     const std::size_t cap = 1'000'000 + src.text().size();
     if (merged_elements > cap)
       throw syntax_error{where.offset, where.length, error_code::input_too_large,
                          fmt::format("sets merged into sets (nested `$variables`, `{{ {{ ... }} }}`) grow past {} "
                                      "elements, more than the input can mean",
                                      cap)};
-    elems.append(inner);
+  }
+  /// Pushes the device names a variable holds, one name or a set of names (each use copies the set, so
+  /// the copies count as merged elements); false when it holds anything else.
+  bool push_device_names(const expr& e, span where) {
+    const auto name_of = [](const expr& x) -> std::optional<std::string_view> {
+      if (const auto* s = x.get<string_expr>()) return s->text;
+      if (const auto* y = x.get<symbol_expr>()) return y->name;
+      return std::nullopt;
+    };
+    if (const auto* set = e.get<set_expr>()) {
+      count_merged(set->elements.size(), where);
+      for (const auto& el : set->elements)
+        if (el.data != nullptr || el.options != nullptr || !name_of(*el.key)) return false;
+      for (const auto& el : set->elements) names.push_back(*name_of(*el.key));
+      return true;
+    }
+    const auto name = name_of(e);
+    if (name) names.push_back(*name);
+    return name.has_value();
   }
   std::uint32_t lookahead = 0;
   std::size_t table_scan_budget = src.text().size();  ///< see count_table_lines
@@ -619,11 +688,7 @@ struct state {
       expected.push_back(std::move(what));
   }
 
-  const expr* lookup_variable(std::string_view name) const noexcept {
-    for (auto it = variables.rbegin(); it != variables.rend(); ++it)
-      if (it->first == name) return it->second;
-    return nullptr;
-  }
+  const expr* lookup_variable(std::string_view name) const noexcept { return variables.find(name); }
 };
 
 template <class In>
@@ -1017,12 +1082,12 @@ struct control : pegtl::normal<Rule> {
   static void start(const Input& in, state& st) {
     if constexpr (is_lookahead<Rule>) ++st.lookahead;
     if constexpr (traits<Rule>::nested) {
-      if (++st.depth > st.options.limits.max_depth) [[unlikely]]
+      if (++st.depth > st.options.limits.depth()) [[unlikely]]
         too_deep(in.current(), st);
     }
     if constexpr (traits<Rule>::marked) st.marks.push_back(light_mark<Rule> ? st.current_light() : st.current());
     if constexpr (traits<Rule>::begins) on_begin<Rule>(st);
-    if constexpr (opens_scope<Rule>) st.scopes.push_back(st.variables.size());
+    if constexpr (opens_scope<Rule>) st.scopes.push_back(st.variables.mark());
   }
   template <class Input>
   static void success(const Input&, state& st) {
@@ -1047,7 +1112,7 @@ struct control : pegtl::normal<Rule> {
   [[noreturn, gnu::cold, gnu::noinline]] static void too_deep(const char* at, state& st) {
     --st.depth;
     throw syntax_error{st.offset(at), 1, error_code::nesting_too_deep,
-                       fmt::format("nesting deeper than {} levels", st.options.limits.max_depth)};
+                       fmt::format("nesting deeper than {} levels", st.options.limits.depth())};
   }
   /// Diagnose mode's record of what was expected, out of line: `failure` runs at every rule that fails
   /// (millions of times in a large dump) and stays a few inlined instructions outside diagnose mode.
@@ -1715,11 +1780,11 @@ struct action<g::binop_tail<O>> {
 /// Refuses a chain of more than `limits::max_depth` operators (between the `n_ops + 1` operands `items`) at
 /// the operand after the first operator too many.
 void too_many_operators(const state& st, const expr* items, std::size_t n_ops) {
-  if (n_ops <= st.options.limits.max_depth) return;
-  const expr& past = items[st.options.limits.max_depth + 1];
+  if (n_ops <= st.options.limits.depth()) return;
+  const expr& past = items[st.options.limits.depth() + 1];
   st.fail(st.base + past.where.offset, past.where.length, error_code::nesting_too_deep,
           fmt::format("an expression of {} operators nests deeper than {} levels", n_ops,
-                      st.options.limits.max_depth));
+                      st.options.limits.depth()));
 }
 
 /// Builds the tree of `a OP b OP c ...` from the flat operands (on the expression stack since the
@@ -2870,21 +2935,8 @@ struct action<g::device_name> {
   static void apply(const In& in, state& st) {
     const std::string_view t = text(in);
     if (t.front() == '$') {
-      const expr e = st.pop();
-      if (const auto* s = e.get<string_expr>())
-        st.names.push_back(s->text);
-      else if (const auto* y = e.get<symbol_expr>())
-        st.names.push_back(y->name);
-      else if (const auto* set = e.get<set_expr>()) {
-        for (const auto& el : set->elements) {
-          if (const auto* ks = el.key->get<string_expr>())
-            st.names.push_back(ks->text);
-          else if (const auto* ky = el.key->get<symbol_expr>())
-            st.names.push_back(ky->name);
-        }
-      } else {
+      if (!st.push_device_names(st.pop(), st.span_of(in)))
         st.fail(in, error_code::invalid_value, fmt::format("variable {} is not a device name", t));
-      }
     } else {
       st.names.push_back(unquote(t));
     }
@@ -2902,23 +2954,8 @@ struct action<g::flowtable_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
     // A variable holding `{ "a", "b" }` was pushed as an expression.
-    if (text(in).front() == '$') {
-      const expr e = st.pop();
-      if (const auto* set = e.get<set_expr>()) {
-        for (const auto& el : set->elements) {
-          if (const auto* ks = el.key->get<string_expr>())
-            st.names.push_back(ks->text);
-          else if (const auto* ky = el.key->get<symbol_expr>())
-            st.names.push_back(ky->name);
-        }
-      } else if (const auto* s = e.get<string_expr>()) {
-        st.names.push_back(s->text);
-      } else if (const auto* y = e.get<symbol_expr>()) {
-        st.names.push_back(y->name);
-      } else {
-        st.fail(in, error_code::invalid_value, fmt::format("variable {} is not a device list", text(in)));
-      }
-    }
+    if (text(in).front() == '$' && !st.push_device_names(st.pop(), st.span_of(in)))
+      st.fail(in, error_code::invalid_value, fmt::format("variable {} is not a device list", text(in)));
     device_list_action::apply(in, st);
   }
 };
@@ -3776,21 +3813,11 @@ struct action<g::define_stmt> {
     const auto name = rest.substr(0, g::word_length(rest.data(), rest.data() + rest.size()));
     const bool redefine = t.starts_with("redefine");
     const expr* value = st.pop_keep();
-    if (!redefine) {
-      // nft looks the name up in this scope and the ones around it first ("redefinition of symbol")
-      for (const auto& v : st.variables)
-        if (v.first == name)
-          st.fail(in, error_code::invalid_value,
-                  fmt::format("redefinition of '{}', which is defined already (use `redefine` to change it)", name));
-      st.variables.emplace_back(name, value);
-    } else {
-      for (auto it = st.variables.rbegin(); it != st.variables.rend(); ++it)
-        if (it->first == name) {
-          it->second = value;
-          return;
-        }
-      st.variables.emplace_back(name, value);
-    }
+    if (redefine)
+      st.variables.redefine(name, value);
+    else if (!st.variables.define(name, value))  // nft looks in this scope and those around it first
+      st.fail(in, error_code::invalid_value,
+              fmt::format("redefinition of '{}', which is defined already (use `redefine` to change it)", name));
   }
 };
 template <>
@@ -3799,12 +3826,8 @@ struct action<g::undefine_stmt> {
   static void apply(const In& in, state& st) {
     std::string_view t = text(in).substr(8);
     t = t.substr(t.find_first_not_of(" \t"));
-    for (auto it = st.variables.rbegin(); it != st.variables.rend(); ++it)
-      if (it->first == t) {
-        st.variables.erase(std::next(it).base());
-        return;
-      }
-    st.fail(in, error_code::undefined_variable, fmt::format("undefine of unknown variable '{}'", t));
+    if (!st.variables.undefine(t))
+      st.fail(in, error_code::undefined_variable, fmt::format("undefine of unknown variable '{}'", t));
   }
 };
 void include_file(state& st, std::string_view path, span where);
@@ -4407,7 +4430,7 @@ namespace {
 /// Parses one file (the main text or an included one); true when it stopped at the error cap.
 bool parse_source(source& src, const parse_options& options, diagnostic_sink& sink, std::vector<source_ptr>& sources,
                   std::vector<command>& commands, std::vector<diagnostic>& extra,
-                  std::vector<std::pair<std::string_view, const expr*>>& variables, std::uint32_t include_depth) {
+                  variable_table& variables, std::uint32_t include_depth) {
   // nft's scanner has no rule for a carriage return: CRLF line ends are "unexpected junk" at each one.
   // Reported once, at the first; the rest of the file is still read as if its lines ended in LF.
   if (const auto cr = src.text().find("\r\n"); cr != std::string_view::npos)
@@ -4415,13 +4438,9 @@ bool parse_source(source& src, const parse_options& options, diagnostic_sink& si
                     "CRLF line end: nft refuses the carriage return (\"unexpected junk\"); convert the file to LF "
                     "line ends (reported once, at the first)"))
       return true;  // the error cap is reached: stopped
-  tree_budget budget(src, options.limits.max_tree_bytes);
+  src.limit_tree(options.limits.max_tree_bytes);
   state st(src, options, sink, sources);
-  st.exprs.charge_to(budget);
-  st.stmts.charge_to(budget);
-  st.elems.charge_to(budget);
-  st.rules.charge_to(budget);
-  st.marks.charge_to(budget);
+  st.charge_stacks();
   st.include_depth = include_depth;
   st.variables = std::move(variables);
   st.extra = &extra;
@@ -4450,7 +4469,7 @@ bool parse_source(source& src, const parse_options& options, diagnostic_sink& si
       stopped = true;
     }
   }
-  for (auto& c : st.commands) commands.push_back(c);
+  st.commands.move_into(commands);
   variables = std::move(st.variables);
   return stopped;
 }
@@ -4504,8 +4523,10 @@ void include_file(state& st, std::string_view path, span where) {
   diagnostic_sink inner_sink(inner, inner_limits);
   inner_sink.charge_warnings(warnings);
   // Stopped at the cap in that file or in one it included (whose too_many_errors said so already).
+  std::vector<command> included;
   const bool full =
-      parse_source(*inner, st.options, inner_sink, st.sources, st.commands, *st.extra, st.variables, st.include_depth + 1);
+      parse_source(*inner, st.options, inner_sink, st.sources, included, *st.extra, st.variables, st.include_depth + 1);
+  st.commands.append(included);
   st.sink.charge_errors(inner_sink.errors());
   st.sink.charge_warnings(inner_sink.warnings() - warnings);
   for (auto& d : inner_sink.take()) st.extra->push_back(std::move(d));
@@ -4531,7 +4552,7 @@ result<script> parse(std::string name, std::string text, const parse_options& op
     out.value.sources.push_back(src);
     diagnostic_sink sink(src, options.limits);
     std::vector<diagnostic> extra;
-    std::vector<std::pair<std::string_view, const expr*>> variables;
+    variable_table variables;
     parse_source(*src, options, sink, out.value.sources, out.value.commands, extra, variables, 0);
     out.diagnostics = sink.take();
     for (auto& d : extra) out.diagnostics.push_back(std::move(d));

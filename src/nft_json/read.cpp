@@ -2150,12 +2150,12 @@ result<script> parse_json(std::string name, std::string text, const json_parse_o
     r.diagnostics = sink.take();
     return r;
   }
-  src->limit_arena(o.limits.max_tree_bytes);
+  src->limit_tree(o.limits.max_tree_bytes);
   json_detail::jdoc doc;
   std::optional<reader> rd;
   try {
-    if (doc.parse(*src, sink, o.limits.max_depth, true)) {
-      rd.emplace(*src, doc, sink, o.limits.max_depth);
+    if (doc.parse(*src, sink, o.limits.depth(), true)) {
+      rd.emplace(*src, doc, sink, o.limits.depth());
       rd->document(r.value);
     }
   } catch (const arena_exhausted&) {
