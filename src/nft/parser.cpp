@@ -473,6 +473,8 @@ class variable_table {
     index_.erase(it);
     return true;
   }
+  /// What a variable takes in the table, about: its entry and its node in the index (for the tree cap).
+  static constexpr std::size_t entry_bytes = 96;
   /// A mark for `drop_to`: where a block's variables begin.
   [[nodiscard]] std::size_t mark() const noexcept { return entries_.size(); }
   /// Drops the variables defined since `mark` (a block closed).
@@ -3813,6 +3815,7 @@ struct action<g::define_stmt> {
     const auto name = rest.substr(0, g::word_length(rest.data(), rest.data() + rest.size()));
     const bool redefine = t.starts_with("redefine");
     const expr* value = st.pop_keep();
+    st.src.charge(variable_table::entry_bytes);  // the table is part of the parse's memory (max_tree_bytes)
     if (redefine)
       st.variables.redefine(name, value);
     else if (!st.variables.define(name, value))  // nft looks in this scope and those around it first
