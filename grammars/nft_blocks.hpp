@@ -104,7 +104,7 @@ struct block : seq<block_open<Items>, Items, separators, must<block_close>> {};
 
 struct variable_name : identifier {};
 struct initializer_negative : seq<one<'-'>, sp, number> {};
-struct initializer_expr : sor<set_expr, initializer_negative, seq<relational_rhs>> {};
+struct initializer_expr : sor<set_expr, empty_set_expr, initializer_negative, seq<relational_rhs>> {};
 struct define_equals : one<'='> {};
 struct define_stmt : if_must<sor<kw_define, kw_redefine>, sp, variable_name, sp, define_equals, sp, initializer_expr> {};
 struct undefine_stmt : seq<kw_undefine, sp, variable_name> {};

@@ -423,8 +423,11 @@ struct set_elem_expr : seq<set_elem_begin, set_elem_key_expr, star<next_is<'t', 
 struct set_list_member_expr : sor<seq<next_is<'{'>, set_expr>, set_elem_expr> {};
 struct set_list_sep : seq<nl_ws, one<','>, nl_ws> {};
 struct set_list_expr : seq<set_list_member_expr, star<set_list_sep, opt<set_list_member_expr>>> {};
-/// `{ a, b-c, d . e : verdict, ... }`, elements separated by commas and any space or newline.
-struct set_expr : seq<one<'{'>, nl_ws, opt<set_list_expr>, nl_ws, one<'}'>> {};
+/// `{ a, b-c, d . e : verdict, ... }`, elements separated by commas and any space or newline; at least
+/// one (nft refuses `{ }` everywhere but in a `define`).
+struct set_expr : seq<one<'{'>, nl_ws, set_list_expr, nl_ws, one<'}'>> {};
+/// `{ }`: the empty set, only the value of a `define` (parser_bison.y `initializer_expr`).
+struct empty_set_expr : seq<one<'{'>, nl_ws, one<'}'>> {};
 
 // ---------------------------------------------------------------------------------------------------
 // The left side (`primary_expr` ... `concat_expr`, `map_expr`)

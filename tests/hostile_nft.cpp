@@ -290,7 +290,7 @@ TEST_SUITE("unit") {
     const std::size_t rules = std::get<const nft::table*>(full.value.commands.front().body)->chains.front().rules.size();
     CHECK(rules == 117'647);
     test::check_tree_cap<nft::parse_options>(
-        text, [&](const nft::parse_options& o) { return parse(text, o); }, 2 * rules * sizeof(nft::rule));
+        text, [&](const nft::parse_options& o) { return parse(text, o); });
     const std::size_t needed = full.value.sources.front()->arena_bytes();
     nft::parse_options opt;
     opt.limits.max_tree_bytes = needed / 2;
@@ -314,7 +314,7 @@ TEST_SUITE("unit") {
     REQUIRE(listed.ok());
     CHECK(listed.value.commands.size() == n);
     test::check_tree_cap<nft::parse_options>(
-        commands, [&](const nft::parse_options& o) { return parse(commands, o); }, n * sizeof(nft::command));
+        commands, [&](const nft::parse_options& o) { return parse(commands, o); });
 
     std::string objects = "table ip t {\n";
     for (std::size_t i = 0; i < n; ++i) objects += fmt::format("\tcounter c{} {{\n\t}}\n", i);
@@ -340,6 +340,26 @@ TEST_SUITE("unit") {
     CHECK(capped.diagnostics[0].code == error_code::tree_too_large);
     CHECK(line_of(capped.diagnostics[0]) == 3);
     CHECK(capped.value.sources.front()->tree_bytes() <= needed / 2);
+  }
+
+  TEST_CASE("hostile nft: `elements =` written on many lines of one set is joined once") {
+    // Each line used to copy all the elements so far: 4,000 lines (76 kB) made a tree of 305 MB.
+    constexpr std::size_t n = 20'000;
+    std::string text = "table ip t {\n\tset s {\n\t\ttype inet_service\n";
+    for (std::size_t i = 0; i < n; ++i) text += fmt::format("\t\telements = {{ {} }}\n", i);
+    text += "\t}\n}\n";
+    const auto r = parse(text);
+    REQUIRE(r.ok());
+    const auto* t = std::get<const nft::table*>(r.value.commands.front().body);
+    REQUIRE(t->sets.size() == 1);
+    const auto elements = t->sets.front().elements;
+    REQUIRE(elements.size() == n);
+    for (std::size_t i = 0; i < n; i += 997) {
+      const auto* v = elements[i].key->get<nft::integer_expr>();
+      REQUIRE(v != nullptr);
+      CHECK(v->value == i);
+    }
+    CHECK(r.value.sources.front()->tree_peak() < 40 * text.size());  // quadratic: 26,000 times
   }
 
   TEST_CASE("hostile nft: a device set used over and over stops at the merge bound; a set of non-names is refused") {
@@ -404,6 +424,45 @@ TEST_SUITE("unit") {
     const std::string& text = written.value;
     test::check_tree_cap<nft::json_parse_options>(
         text, [&](const nft::json_parse_options& o) { return nft::parse_json("hostile.json", text, o); });
+  }
+
+  TEST_CASE("hostile nft: JSON's document tree and side lists count against limits::max_tree_bytes") {
+    // The reader's document tree (24 bytes a value, 4 more for each in a container) was not counted: ten
+    // million `0`s (20 MB) capped at 40 MB of tree held 528 MB, and no error (a tester's finding).
+    constexpr std::size_t n = 1'000'000;
+    std::string zeros = "{\"nftables\": [0";
+    for (std::size_t i = 1; i < n; ++i) zeros += ",0";
+    zeros += "]}";
+    nft::json_parse_options capped;
+    capped.limits.max_tree_bytes = 2 * zeros.size();
+    const auto z = nft::parse_json("zeros.json", zeros, capped);
+    REQUIRE(check_located(z.diagnostics, zeros) == 1);
+    CHECK(z.diagnostics[0].code == error_code::tree_too_large);
+    CHECK(z.diagnostics[0].message.find("while the document was read") != std::string::npos);
+    CHECK(z.value.sources.front()->tree_peak() <= capped.limits.max_tree_bytes);
+
+    // One command of a million elements: they are built in the arena (a list on the side held them twice),
+    // and the document's nodes count while they are read.
+    std::string elems = R"({"nftables": [{"add": {"element": {"family": "ip", "table": "t", "name": "s", "elem": [1)";
+    for (std::size_t i = 1; i < n; ++i) elems += ",1";
+    elems += "]}}}]}";
+    const auto e = nft::parse_json("elements.json", elems);
+    REQUIRE(e.ok());
+    REQUIRE(e.value.commands.size() == 1);
+    const auto* body = std::get_if<std::span<const nft::element>>(&e.value.commands[0].body);
+    REQUIRE(body != nullptr);
+    CHECK(body->size() == n);
+    const auto& src = *e.value.sources.front();
+    CHECK(src.tree_peak() >= src.arena_bytes() + n * 28);
+    // one item: capped at half, the error is at its start
+    capped.limits.max_tree_bytes = src.tree_peak() / 2;
+    const auto half = nft::parse_json("elements.json", elems, capped);
+    REQUIRE(check_located(half.diagnostics, elems) == 1);
+    CHECK(half.diagnostics[0].code == error_code::tree_too_large);
+    CHECK(half.diagnostics[0].where.offset == elems.find("{\"add\""));
+    CHECK(half.value.sources.front()->tree_peak() <= capped.limits.max_tree_bytes);
+    capped.limits.max_tree_bytes = src.tree_peak();
+    CHECK(nft::parse_json("elements.json", elems, capped).ok());
   }
 
   TEST_CASE("hostile nft: includes that multiply (a file including itself twice) stop at the caps") {

@@ -44,15 +44,13 @@ inline const diagnostic* first_error(const std::vector<diagnostic>& ds) {
 /// parse stops with exactly one error, `tree_too_large`, that names the limit and is located at the item
 /// where the tree reached the cap, in the middle half of the input (not at its start, where an error
 /// without a place would point, nor at its end), having taken no more than the cap. With what it needs,
-/// it parses cleanly. What it needs is what its source counted against the cap when it ended
-/// (`tree_bytes`: the arena and the iptables tables' lists) and `lists`, the peak of the lists under
-/// construction that the nft parser charged and gave back, at their reserved size (up to twice their
-/// nodes; 0 where every list is small).
+/// it parses cleanly. What it needs is the most its source counted against the cap (`tree_peak`: the
+/// arena and the lists the parser held on the side, at their reserved size).
 template <class Options, class Parse>
-void check_tree_cap(std::string_view text, Parse parse, std::size_t lists = 0) {
+void check_tree_cap(std::string_view text, Parse parse) {
   const auto full = parse(Options{});
   REQUIRE(full.ok());
-  const std::size_t needed = full.value.sources.front()->tree_bytes() + lists;
+  const std::size_t needed = full.value.sources.front()->tree_peak();
   REQUIRE(needed > 0);
   Options opt;
   opt.limits.max_tree_bytes = needed / 2;

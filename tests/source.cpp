@@ -72,6 +72,16 @@ TEST_SUITE("unit") {
     s.release(10000);  // at most what is charged
     CHECK(s.tree_room() == 600);
     CHECK(s.arena_bytes() == 400);
+    CHECK(s.tree_bytes() == 400);
+    CHECK(s.tree_peak() == 1000);  // arena 400 and 600 charged, before the releases
+    (void)s.allocate(500, 1);
+    CHECK(s.tree_peak() == 1000);
+    s.limit_tree(2000);
+    s.charge(200);
+    s.release(200);
+    CHECK(s.tree_peak() == 1100);  // arena 900 and 200 charged
+    (void)s.allocate(300, 1);
+    CHECK(s.tree_peak() == 1200);  // the arena now
     s.limit_tree(300);  // below what the arena holds: nothing more fits
     CHECK(s.tree_room() == 0);
     CHECK_THROWS_AS(s.charge(1), nflens::arena_exhausted);
@@ -79,6 +89,6 @@ TEST_SUITE("unit") {
     CHECK(s.tree_room() > (std::size_t{1} << 40));
     s.charge(std::size_t{1} << 40);
     (void)s.allocate(64, 8);
-    CHECK(s.arena_bytes() == 464);
+    CHECK(s.arena_bytes() == 1264);
   }
 }

@@ -99,12 +99,16 @@ class source : public std::enable_shared_from_this<source> {
   }
   /// Gives back bytes charged earlier (at most what is charged).
   void release(std::size_t bytes) noexcept {
+    peak_ = std::max(peak_, arena_bytes_ + charged_);  // the arena only grows: the highest point was now
     charged_ -= std::min(bytes, charged_);
     update_arena_room();
   }
   /// Bytes counted against the cap now: the arena's and those still charged (after an iptables parse, its
   /// tables' lists; the nft parser's lists under construction are given back when it ends).
   [[nodiscard]] std::size_t tree_bytes() const noexcept { return arena_bytes_ + charged_; }
+  /// The most bytes counted against the cap at any time so far: what a parse of this source needs as
+  /// `limits::max_tree_bytes` (its lists under construction included, which it gave back when it ended).
+  [[nodiscard]] std::size_t tree_peak() const noexcept { return std::max(peak_, tree_bytes()); }
   /// Bytes the tree may still take, in the arena or charged; a very large number when there is no cap.
   [[nodiscard]] std::size_t tree_room() const noexcept { return arena_room_ - arena_bytes_; }
   /// Copies `items` into the arena. Only for trivially destructible node types (no destructor runs).
@@ -139,6 +143,7 @@ class source : public std::enable_shared_from_this<source> {
   std::size_t arena_bytes_ = 0;
   std::size_t tree_limit_ = no_cap;
   std::size_t charged_ = 0;
+  std::size_t peak_ = 0;  // tree_bytes() before the last release (see tree_peak)
   std::size_t arena_room_ = no_cap;  // the arena's share of the cap: tree_limit_ - charged_, or 0
   void update_arena_room() noexcept {
     arena_room_ = charged_ < tree_limit_ ? tree_limit_ - charged_ : 0;

@@ -161,10 +161,15 @@ class jparser {
 
   void reset() {
     d_.src_ = &src_;
-    d_.nodes_.clear();
-    d_.kids_.clear();
-    d_.decoded_.clear();
-    d_.nodes_.emplace_back();  // the root's slot
+    d_.nodes_.charge_to(src_);
+    d_.kids_.charge_to(src_);
+    d_.decoded_.charge_to(src_);
+    stack_.charge_to(src_);
+    sorted_.charge_to(src_);
+    d_.nodes_.resize(0);
+    d_.kids_.resize(0);
+    d_.decoded_.resize(0);
+    d_.nodes_.push_back({});  // the root's slot
   }
 
   // Parses the value at i_ into node `slot`.
@@ -409,7 +414,7 @@ class jparser {
     n.kind = object ? jkind::object : jkind::array;
     n.first = static_cast<std::uint32_t>(d_.kids_.size());
     n.count = static_cast<std::uint32_t>(stack_.size() - mark);
-    d_.kids_.insert(d_.kids_.end(), stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
+    d_.kids_.append(std::span<const std::uint32_t>(stack_.data() + mark, stack_.size() - mark));
     stack_.resize(mark);
     n.where = from(begin);
     return true;
@@ -474,7 +479,7 @@ class jparser {
           if (d_.text(key(j)) == d_.text(key(i))) return duplicate(key(j), key(i));
       return true;
     }
-    sorted_.clear();
+    sorted_.resize(0);
     for (std::size_t i = 0; i < members; ++i) sorted_.push_back(static_cast<std::uint32_t>(i));
     std::stable_sort(sorted_.begin(), sorted_.end(),
                      [&](std::uint32_t a, std::uint32_t b) { return d_.text(key(a)) < d_.text(key(b)); });
@@ -488,7 +493,7 @@ class jparser {
   }
 
   std::uint32_t new_node() {
-    d_.nodes_.emplace_back();
+    d_.nodes_.push_back({});
     return static_cast<std::uint32_t>(d_.nodes_.size() - 1);
   }
 
@@ -498,8 +503,8 @@ class jparser {
   diagnostic_sink& sink_;
   std::uint32_t max_depth_;
   std::size_t i_ = 0;
-  std::vector<std::uint32_t> stack_;
-  std::vector<std::uint32_t> sorted_;
+  detail::node_stack<std::uint32_t> stack_;
+  detail::node_stack<std::uint32_t> sorted_;
   bool defer_items_ = false;
   bool in_items_ = false;  ///< parsing the value of the root's "nftables"
 };

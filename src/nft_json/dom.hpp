@@ -5,10 +5,14 @@
 // ("unknown statement 'foo'") point at file:line:column like syntax errors do — which no DOM of a general
 // JSON library offers (nlohmann 3.11 has no value positions). Read once, flat: nodes in one vector,
 // container children as index runs in another, strings as views into the text unless they had escapes
-// (decoded into the source's arena). RFC 8259, with the limits of nflens::limits. Private.
+// (decoded into the source's arena). RFC 8259, with the limits of nflens::limits. The lists count against
+// the source's tree cap (limits::max_tree_bytes) while the document lives: a listing of ten million `0`s
+// is a tree of 280 MB. Private.
 
 #include <nflens/diagnostic.hpp>
 #include <nflens/source.hpp>
+
+#include "tree_memory.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -46,7 +50,7 @@ class jdoc {
   /// nesting depth `depth`; false after reporting a syntax error. The memory of the last value is reused.
   bool parse_value(source& src, diagnostic_sink& sink, std::uint32_t max_depth, span where, std::uint32_t depth);
 
-  [[nodiscard]] const jnode& root() const noexcept { return nodes_.front(); }
+  [[nodiscard]] const jnode& root() const noexcept { return nodes_[0]; }
   [[nodiscard]] const jnode& node(std::uint32_t i) const noexcept { return nodes_[i]; }
   /// Children of an array, or key/value indexes of an object (alternating).
   [[nodiscard]] std::span<const std::uint32_t> kids(const jnode& n) const noexcept {
@@ -63,9 +67,9 @@ class jdoc {
  private:
   friend class jparser;
   const source* src_ = nullptr;
-  std::vector<jnode> nodes_;
-  std::vector<std::uint32_t> kids_;
-  std::vector<std::string_view> decoded_;
+  detail::node_stack<jnode> nodes_;
+  detail::node_stack<std::uint32_t> kids_;
+  detail::node_stack<std::string_view> decoded_;
 };
 
 /// `"object"`, `"array"`, ... for messages.

@@ -11,6 +11,7 @@
 #include "nft/vocabulary.hpp"
 #include "nft_json/dom.hpp"
 #include "nft_json/types.hpp"
+#include "tree_memory.hpp"
 
 #include <fmt/format.h>
 
@@ -171,9 +172,14 @@ priority listed_priority(std::int32_t v, family fam, hook h, bool old = false) n
 class reader {
  public:
   reader(source& src, const jdoc& top, diagnostic_sink& sink, std::uint32_t max_depth)
-      : src_(src), top_(top), d_(&top), sink_(sink), max_depth_(max_depth) {}
+      : src_(src), top_(top), d_(&top), sink_(sink), max_depth_(max_depth), set_keys_(charged(src)) {}
 
   void document(script& out);
+  /// Gives back what `add` charged: the parse is over.
+  void release_commands() noexcept {
+    src_.release(commands_charged_);
+    commands_charged_ = 0;
+  }
   /// Where the item being read (the last one materialised) starts.
   [[nodiscard]] span item_at() const noexcept { return {item_at_.offset, item_at_.length == 0 ? 0U : 1U}; }
 
@@ -290,9 +296,22 @@ class reader {
   const expr* keep(const jnode& at, T value) {
     return src_.store_one(expr{at.where, value});
   }
-  template <class T>
-  std::span<const T> keep_all(const std::vector<T>& v) {
+  template <class T, class A>
+  std::span<const T> keep_all(const std::vector<T, A>& v) {
     return src_.store(std::span<const T>(v));
+  }
+  /// The items of an array, each `item(node, items before it)`, built straight into the arena: a list on
+  /// the side would hold them twice at the peak (ten million set elements: 240 MB more, outside the cap).
+  template <class T, class F>
+  std::span<const T> array_in_arena(const jnode& list, F item) {
+    if (list.count == 0) return {};
+    auto* out = static_cast<T*>(src_.allocate(sizeof(T) * list.count, alignof(T)));
+    std::size_t n = 0;
+    for (auto k : d_->kids(list)) {
+      std::construct_at(out + n, item(node(k), std::span<const T>(out, n)));
+      ++n;
+    }
+    return {out, n};
   }
   std::string_view keep_text(std::string_view t) {
     return src_.store(t);  // views into the JSON text are stable already; only composed text needs this
@@ -335,7 +354,7 @@ class reader {
   stmt nat_of(const jnode& at, nat_kind kind, const jnode& v);
   stmt log_of(const jnode& at, const jnode& v);
   stmt set_stmt_of(const jnode& at, const jnode& v, bool map);
-  std::vector<stmt> stmt_array(const jnode& n, std::string_view what);
+  std::span<const stmt> stmt_array(const jnode& n, std::string_view what);
 
   // --- top-level objects
   table_info table_of(const jnode& v);
@@ -344,7 +363,7 @@ class reader {
   set set_of_object(const jnode& v, bool is_map);
   flowtable flowtable_of(const jnode& v);
   object object_of(const jnode& v, object_type type);
-  std::vector<element> elements_of(const jnode& list, const hint& key, const hint& data);
+  std::span<const element> elements_of(const jnode& list, const hint& key, const hint& data);
 
   // --- documents
   /// An item of "nftables" (deferred in `top_` when an object or array) and its key.
@@ -372,7 +391,23 @@ class reader {
     d_ = &item_;
     return item_.root();
   }
-  bool listing(const std::vector<item_ref>& items, script& out);
+  bool listing(std::span<const item_ref> items, script& out);
+  /// Appends a command to `out`; the list counts against the tree cap while the reader reads (nft's
+  /// parser counts its commands so too).
+  void add(script& out, const command& c) {
+    auto& list = out.commands;
+    if (list.size() == list.capacity()) {  // the old and the new storage, while one is copied to the other
+      const std::size_t old = list.capacity() * sizeof(command);
+      const std::size_t grown = std::max<std::size_t>(list.capacity() * 2, 16);
+      src_.charge(grown * sizeof(command));
+      list.reserve(grown);
+      src_.release(old);
+      commands_charged_ += grown * sizeof(command) - old;
+    }
+    list.push_back(c);
+  }
+  /// The allocator of the reader's side lists (counted against the tree cap).
+  static detail::charged_allocator<char> charged(source& s) noexcept { return detail::charged_allocator<char>(s); }
   void command_of(std::string_view key, const jnode& v, const jnode& item, script& out);
   void add_command(command_verb verb, std::string_view what, const jnode& v, const jnode& item, script& out);
 
@@ -386,7 +421,10 @@ class reader {
   family fam_ = family::ip;
   /// Key types of the named sets read so far (family, set name), for constants in a lookup's key
   /// (`ip saddr . "lo" @s`).
-  std::map<std::pair<family, std::string_view>, hint> set_keys_;
+  std::map<std::pair<family, std::string_view>, hint, std::less<>,
+           detail::charged_allocator<std::pair<const std::pair<family, std::string_view>, hint>>>
+      set_keys_;
+  std::size_t commands_charged_ = 0;  ///< bytes of the commands' list charged by `add`
   /// The document says it was written by nft 1.0.x (its metainfo), whose listing conventions differ.
   bool old_ = false;
 };
@@ -921,12 +959,10 @@ element reader::element_of(const jnode& n, const hint& key, const hint& data, bo
   return el;
 }
 
-std::vector<element> reader::elements_of(const jnode& list, const hint& key, const hint& data) {
+std::span<const element> reader::elements_of(const jnode& list, const hint& key, const hint& data) {
   if (list.kind != jkind::array) fail(list, "expected the elements (an array)");
-  std::vector<element> out;
-  out.reserve(list.count);
-  for (auto k : d_->kids(list)) out.push_back(element_of(node(k), key, data, true));
-  return out;
+  return array_in_arena<element>(
+      list, [&](const jnode& n, std::span<const element>) { return element_of(n, key, data, true); });
 }
 
 const expr* reader::set_of(const jnode& at, const jnode& v, const hint& key, const hint& data) {
@@ -937,8 +973,7 @@ const expr* reader::set_of(const jnode& at, const jnode& v, const hint& key, con
       return set_of(v, node(d_->kids(v)[1]), key, data);
     fail(v, "expected the elements of an anonymous set (an array)");
   }
-  const auto els = elements_of(v, key, data);
-  return keep(at, set_expr{keep_all(els)});
+  return keep(at, set_expr{elements_of(v, key, data)});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1014,12 +1049,9 @@ quota_stmt reader::quota_of(const jnode& v, bool object_form) {
   return q;
 }
 
-std::vector<stmt> reader::stmt_array(const jnode& n, std::string_view what) {
+std::span<const stmt> reader::stmt_array(const jnode& n, std::string_view what) {
   if (n.kind != jkind::array) fail(n, fmt::format("expected {} (an array of statements)", what));
-  std::vector<stmt> out;
-  out.reserve(n.count);
-  for (auto k : d_->kids(n)) out.push_back(stmt_of(node(k), out));
-  return out;
+  return array_in_arena<stmt>(n, [&](const jnode& s, std::span<const stmt> before) { return stmt_of(s, before); });
 }
 
 stmt reader::match_of(const jnode& at, const jnode& v) {
@@ -1192,9 +1224,8 @@ stmt reader::set_stmt_of(const jnode& at, const jnode& v, bool map) {
   el.where = at.where;
   if (map) el.data = expr_of(need(v, "data", "map"), hint{});
   if (const jnode* st = opt(v, "stmt")) {
-    const auto stmts = stmt_array(*st, "the statements of a set statement");
     element_options o = el.options != nullptr ? *el.options : element_options{};
-    o.stmts = keep_all(stmts);
+    o.stmts = stmt_array(*st, "the statements of a set statement");
     el.options = src_.store_one(o);
   }
   s.elem = src_.store_one(el);
@@ -1524,8 +1555,7 @@ rule reader::rule_of(const jnode& v) {
   fam_ = family_of(v);
   r.handle = opt_number(v, "handle", 0);
   r.comment = opt_string(v, "comment");
-  const auto stmts = stmt_array(need(v, "expr", "rule"), "the rule's statements (\"expr\")");
-  r.stmts = keep_all(stmts);
+  r.stmts = stmt_array(need(v, "expr", "rule"), "the rule's statements (\"expr\")");
   // nft evaluates JSON input as it does text: the same rules are refused
   auto refused = check_constants(r.stmts);
   if (!refused) refused = check_rule(fam_, r.stmts);
@@ -1617,12 +1647,12 @@ set reader::set_of_object(const jnode& v, bool is_map) {
   // nft leaves out a flags line that would say only `timeout` when the set has a default timeout
   // (rule.c set_print_declaration); with other flags, it lists timeout among them
   if (s.has_timeout && s.flags == static_cast<std::uint8_t>(set_flag::timeout)) s.flags = 0;
-  if (const jnode* st = opt(v, "stmt")) s.stmts = keep_all(stmt_array(*st, "the set's statements"));
+  if (const jnode* st = opt(v, "stmt")) s.stmts = stmt_array(*st, "the set's statements");
   if (const jnode* el = opt(v, "elem")) {
     const hint key = s.key.typeof_expr != nullptr ? hint_of(*s.key.typeof_expr) : hint_of_names(s.key.names);
     // an object map's data are object names, which nft lists quoted
     const hint data = s.data.object ? hint::of({"string", value_kind::string}) : hint_of_names(s.data.names);
-    s.elements = keep_all(elements_of(*el, key, data));
+    s.elements = elements_of(*el, key, data);
     // nft 1.0.6's JSON leaves out the dynamic flag; a set whose elements carry statements it does not
     // declare holds them only as a dynamic set (evaluate.c: "missing statement in set declaration")
     if (old_ && s.stmts.empty() &&
@@ -1827,27 +1857,35 @@ bool is_command_key(std::string_view k) {
 /// Builds table blocks from a listing (bare objects only, each table before its contents, every rule's
 /// chain present). False when the document does not have that shape; nothing is reported then, and the
 /// caller reads it as commands.
-bool reader::listing(const std::vector<item_ref>& items, script& out) {
+bool reader::listing(std::span<const item_ref> items, script& out) {
   // Memory: a listing's rules come grouped by chain (nft lists them chain by chain), so each run of
   // rules of one chain goes to the arena when the run ends, and only rules of a chain given in several
-  // runs are collected on the side; the other vectors are reserved from the item counts.
+  // runs are collected on the side; the other vectors are reserved from the item counts. All of them
+  // count against the tree cap.
+  using detail::charged_map;
+  using detail::charged_vector;
   struct block {
+    explicit block(const table_info& t, source& s)
+        : info(t), chains(charged(s)), rules(charged(s)), scattered(charged(s)), sets(charged(s)),
+          flowtables(charged(s)), objects(charged(s)), chain_at(charged(s)) {}
     table_info info;
-    std::vector<chain> chains;
-    std::vector<std::span<const rule>> rules;                      ///< per chain, in the arena
-    std::unordered_map<std::size_t, std::vector<rule>> scattered;  ///< chains whose rules came in several runs
-    std::vector<set> sets;
-    std::vector<flowtable> flowtables;
-    std::vector<nft::object> objects;
-    std::unordered_map<std::string_view, std::size_t> chain_at;  ///< chain name → index (rules find theirs)
+    charged_vector<chain> chains;
+    charged_vector<std::span<const rule>> rules;                    ///< per chain, in the arena
+    charged_map<std::size_t, charged_vector<rule>> scattered;  ///< chains whose rules came in several runs
+    charged_vector<set> sets;
+    charged_vector<flowtable> flowtables;
+    charged_vector<nft::object> objects;
+    charged_map<std::string_view, std::size_t> chain_at;  ///< chain name → index (rules find theirs)
   };
   std::size_t chains = 0, sets = 0;
   for (const auto& ref : items) {
     chains += ref.key == "chain";
     sets += ref.key == "set" || ref.key == "map";
   }
-  std::vector<block> blocks;
-  std::map<std::pair<family, std::string_view>, std::size_t> index;
+  charged_vector<block> blocks(charged(src_));
+  std::map<std::pair<family, std::string_view>, std::size_t, std::less<>,
+           detail::charged_allocator<std::pair<const std::pair<family, std::string_view>, std::size_t>>>
+      index(charged(src_));
   auto find = [&](family f, std::string_view t) -> block* {
     const auto it = index.find({f, t});
     return it == index.end() ? nullptr : &blocks[it->second];
@@ -1856,7 +1894,7 @@ bool reader::listing(const std::vector<item_ref>& items, script& out) {
     const auto fam = parse_family(opt_string(need_object(v, "an object"), "family"));
     return {fam.value_or(family::ip), opt_string(v, "table")};
   };
-  std::vector<rule> run;  // the rules of the current run
+  charged_vector<rule> run(charged(src_));  // the rules of the current run
   block* run_block = nullptr;
   std::size_t run_chain = 0;
   auto flush = [&] {
@@ -1866,7 +1904,7 @@ bool reader::listing(const std::vector<item_ref>& items, script& out) {
     if (placed.empty() && side == run_block->scattered.end()) {
       placed = keep_all(run);
     } else {
-      auto& v = run_block->scattered[run_chain];
+      auto& v = run_block->scattered.try_emplace(run_chain, charged(src_)).first->second;
       v.insert(v.end(), placed.begin(), placed.end());
       placed = {};
       v.insert(v.end(), run.begin(), run.end());
@@ -1881,7 +1919,7 @@ bool reader::listing(const std::vector<item_ref>& items, script& out) {
       flush();
       run_block = nullptr;
       index[{t.fam, t.name}] = blocks.size();
-      blocks.push_back(block{t, {}, {}, {}, {}, {}, {}, {}});
+      blocks.emplace_back(t, src_);
       auto& b = blocks.back();
       if (blocks.size() == 1) {  // the usual listing has one table (reserved space is not touched)
         b.chains.reserve(chains);
@@ -1946,7 +1984,7 @@ bool reader::listing(const std::vector<item_ref>& items, script& out) {
     c.family_written = true;
     c.table_name = b.info.name;
     c.body = src_.store_one(t);
-    out.commands.push_back(c);
+    add(out, c);
   }
   return true;
 }
@@ -1961,7 +1999,7 @@ void reader::add_command(command_verb verb, std::string_view what, const jnode& 
                     verb == command_verb::replace;
   if (what == "ruleset") {
     c.what = command_object::ruleset;
-    out.commands.push_back(c);
+    add(out, c);
     return;
   }
   need_object(v, what);
@@ -1977,7 +2015,7 @@ void reader::add_command(command_verb verb, std::string_view what, const jnode& 
     } else if (c.table_name.empty() && c.handle == 0) {
       need(v, "name", "table");
     }
-    out.commands.push_back(c);
+    add(out, c);
     return;
   }
   c.table_name = need_string(v, "table", what);
@@ -2020,7 +2058,7 @@ void reader::add_command(command_verb verb, std::string_view what, const jnode& 
   } else if (what == "element") {
     c.what = command_object::element;
     c.name = need_string(v, "name", "element");
-    c.body = keep_all(elements_of(need(v, "elem", "element"), hint{}, hint{}));
+    c.body = elements_of(need(v, "elem", "element"), hint{}, hint{});
   } else if (what == "flowtable") {
     c.what = command_object::flowtable;
     c.name = opt_string(v, "name");
@@ -2035,7 +2073,7 @@ void reader::add_command(command_verb verb, std::string_view what, const jnode& 
   } else {
     fail(item, error_code::unknown_keyword, fmt::format("unknown object '{}' in a {} command", what, name(verb)));
   }
-  out.commands.push_back(c);
+  add(out, c);
 }
 
 void reader::command_of(std::string_view key, const jnode& v, const jnode& item, script& out) {
@@ -2062,7 +2100,7 @@ void reader::command_of(std::string_view key, const jnode& v, const jnode& item,
           c.family_written = true;
         }
       }
-      out.commands.push_back(c);
+      add(out, c);
       return;
     }
     add_command(verb, what, *body, item, out);
@@ -2081,7 +2119,7 @@ void reader::document(script& out) {
     const jnode* list = opt(root, "nftables");
     if (list == nullptr) fail(root, "expected member \"nftables\" (the array of objects and commands)");
     if (list->kind != jkind::array) fail(*list, "expected \"nftables\" to be an array");
-    std::vector<item_ref> items;
+    detail::charged_vector<item_ref> items(charged(src_));
     items.reserve(list->count);
     bool commands = false;
     for (auto k : top_.kids(*list)) {
@@ -2160,12 +2198,13 @@ result<script> parse_json(std::string name, std::string text, const json_parse_o
     }
   } catch (const arena_exhausted&) {
     sink.error(error_code::tree_too_large, rd ? rd->item_at() : span{},
-               fmt::format("the syntax tree outgrew the limit of {} bytes (limits::max_tree_bytes) in this item; the "
-                           "rest of the input was not read",
-                           o.limits.max_tree_bytes));
+               fmt::format("the syntax tree outgrew the limit of {} bytes (limits::max_tree_bytes) {}; the rest of "
+                           "the input was not read",
+                           o.limits.max_tree_bytes, rd ? "in this item" : "while the document was read"));
   } catch (const std::bad_alloc&) {
     sink.error(error_code::internal_error, span{}, "out of memory while reading the JSON input");
   }
+  if (rd) rd->release_commands();
   r.value.sources.push_back(src);
   r.diagnostics = sink.take();
   return r;
