@@ -57,8 +57,11 @@ struct kw_include : NFLENS_NFT_KW("include") {};
 // Items of a block, with recovery
 
 /// An item of a block followed by its end: a separator, or the block's closing brace.
+/// An item of a block and its separator, which nft wants even before the closing brace (parser_bison.y
+/// `chain_block rule stmt_separator`, `table_block CHAIN ... '}' stmt_separator`: `{ accept }` and
+/// `table ip t { chain c { } }` are refused).
 template <class Item>
-struct block_item : seq<Item, sp, sor<stmt_separator, at<one<'}'>>>> {};
+struct block_item : seq<Item, sp, stmt_separator> {};
 /// Parses `Item`; on a syntax error reports it, skips to the end of the item (the next newline or `;`
 /// outside braces, or the enclosing `}`), and succeeds, so a block reports every bad item in one run.
 /// Fails only at `}` or the end of input. Implemented by the parser (`recover_item`).
@@ -70,7 +73,7 @@ struct recoverable {
             template <class...> class Control, class Input, class... States>
   [[nodiscard]] static bool match(Input& in, States&... st);
 };
-/// Items of a block, each with its own end (`block_item`, `free_item`, `closed_item`), up to (not
+/// Items of a block, each with its own end (`block_item`, `free_item`), up to (not
 /// including) the block's closing brace.
 template <class ItemWithEnd>
 struct item_list : star<separators, not_at<one<'}'>>, not_at<eof>, recoverable<ItemWithEnd>> {};
@@ -81,10 +84,6 @@ struct block_items : item_list<block_item<Item>> {};
 /// `limit_block comment_spec`, ...: `rate 1/second comment "x"`).
 template <class Item>
 struct free_item : seq<Item, sp, opt<stmt_separator>> {};
-/// An item that nft ends with a separator even before the closing brace (`ct_helper_config`,
-/// `ct_timeout_config`, `ct_expect_config`: `l3proto ip }` is refused).
-template <class Item>
-struct closed_item : seq<Item, sp, stmt_separator> {};
 /// The `# handle N` after a block's opening brace.
 template <class Items>
 struct block_handle : handle_comment {};
@@ -196,6 +195,10 @@ struct set_elements : seq<kw_elements, sp, one<'='>, sp, sor<set_expr, variable_
 struct set_comment : comment_spec {};
 struct set_stateful : seq<stateful_stmt, star<sp1, stateful_stmt>> {};
 struct set_block_item : sor<common_block, set_type_key, set_typeof_key, set_flags_spec, set_timeout, set_gc_interval, set_size, set_policy, set_auto_merge, set_elements, set_comment, set_stateful> {};
+/// `elements = { ... }` and `auto-merge` need no separator (`set_block ELEMENTS '=' set_block_expr`).
+struct set_free_item : sor<set_elements, set_auto_merge> {};
+template <>
+struct block_item<set_block_item> : sor<free_item<set_free_item>, seq<set_block_item, sp, stmt_separator>> {};
 struct set_block : block<block_items<set_block_item>> {};
 
 /// Map data that is a stateful object: `counter`, `quota`, `limit`, `secmark`, `synproxy`,
@@ -215,6 +218,8 @@ struct map_data_typeof : seq<typeof_expr> {};
 struct map_type_key : seq<kw_type, sp, data_type_expr, sp, one<':'>, sp, sor<seq<map_obj_type, not_at<sp, one<'.'>>>, seq<opt<map_data_interval, sp1>, map_data_type>>> {};
 struct map_typeof_key : seq<kw_typeof, sp, typeof_expr, sp, one<':'>, sp, sor<seq<map_obj_type, not_at<sp, one<'.'>>>, seq<opt<map_data_interval, sp1>, map_data_typeof>, map_data_type>> {};
 struct map_block_item : sor<common_block, map_type_key, map_typeof_key, set_flags_spec, set_timeout, set_gc_interval, set_size, set_policy, set_auto_merge, set_elements, set_comment, set_stateful> {};
+template <>
+struct block_item<map_block_item> : sor<free_item<set_free_item>, seq<map_block_item, sp, stmt_separator>> {};
 struct map_block : block<block_items<map_block_item>> {};
 
 // ---------------------------------------------------------------------------------------------------
@@ -226,6 +231,9 @@ struct flowtable_devices : dev_spec_list {};
 struct flowtable_counter : kw_counter {};
 struct flowtable_offload : seq<kw_flags, sp, kw_offload> {};
 struct flowtable_block_item : sor<common_block, flowtable_hook, flowtable_devices, flowtable_counter, flowtable_offload> {};
+/// `counter` needs no separator (`flowtable_block COUNTER close_scope_counter`).
+template <>
+struct block_item<flowtable_block_item> : sor<free_item<flowtable_counter>, seq<flowtable_block_item, sp, stmt_separator>> {};
 struct flowtable_block : block<block_items<flowtable_block_item>> {};
 
 // ---------------------------------------------------------------------------------------------------
@@ -248,20 +256,20 @@ struct ct_l3proto : seq<kw_l3proto, sp, ct_l3proto_family> {};
 struct ct_helper_type : quoted_string {};
 struct ct_helper_config : seq<kw_type, sp, ct_helper_type, sp1, kw_protocol, sp, ct_l4proto> {};
 struct ct_helper_items
-    : item_list<sor<block_item<common_block>, closed_item<sor<ct_helper_config, ct_l3proto>>, free_item<obj_comment>>> {};
+    : item_list<sor<block_item<common_block>, block_item<sor<ct_helper_config, ct_l3proto>>, free_item<obj_comment>>> {};
 struct ct_helper_block : block<ct_helper_items> {};
 struct ct_protocol : seq<kw_protocol, sp, ct_l4proto> {};
 struct timeout_state_name : identifier {};
 struct timeout_state : seq<timeout_state_name, sp, one<':'>, sp, time_value> {};
 struct timeout_policy : seq<kw_policy, sp, one<'='>, sp, one<'{'>, nl_ws, list<timeout_state, set_list_sep>, opt<set_list_sep>, nl_ws, one<'}'>> {};
 struct ct_timeout_items
-    : item_list<sor<block_item<common_block>, closed_item<sor<ct_protocol, ct_l3proto, timeout_policy>>, free_item<obj_comment>>> {};
+    : item_list<sor<block_item<common_block>, block_item<sor<ct_protocol, ct_l3proto, timeout_policy>>, free_item<obj_comment>>> {};
 struct ct_timeout_block : block<ct_timeout_items> {};
 struct ct_expect_dport : seq<kw_dport, sp, number> {};
 struct ct_expect_timeout : seq<kw_timeout, sp, time_value> {};
 struct ct_expect_size : seq<kw_size, sp, number> {};
 struct ct_expect_items
-    : item_list<sor<block_item<common_block>, closed_item<sor<ct_protocol, ct_expect_dport, ct_expect_timeout, ct_expect_size, ct_l3proto>>, free_item<obj_comment>>> {};
+    : item_list<sor<block_item<common_block>, block_item<sor<ct_protocol, ct_expect_dport, ct_expect_timeout, ct_expect_size, ct_l3proto>>, free_item<obj_comment>>> {};
 struct ct_expect_block : block<ct_expect_items> {};
 struct secmark_config : string_word {};
 struct secmark_items : item_list<sor<block_item<common_block>, free_item<sor<obj_comment, secmark_config>>>> {};

@@ -93,7 +93,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("hostile nft: an unterminated quote is an error, and a later error is still found") {
     std::string text = gen::long_quoted(dialect::nft, 100'000, false);
-    text += "table ip u { chain c { ip saddr 10.0.0.300 accept } }\n";
+    text += "table ip u { chain c { ip saddr 10.0.0.300 accept; }; }\n";
     const auto r = parse(text);
     REQUIRE(check_located(r.diagnostics, text) >= 1);
     CHECK(line_of(*first_error(r.diagnostics)) == 3);
@@ -165,7 +165,7 @@ TEST_SUITE("unit") {
     CHECK(e->message == "an expression of 100000 operators nests deeper than 256 levels");
     const std::string head = gen::binary_chain(dialect::nft, 257);
     // at the right operand of the 257th operator: `0x1`, the last of a chain of 257
-    CHECK(e->where.offset == head.size() - std::string_view("0x1 } }\n").size());
+    CHECK(e->where.offset == head.size() - std::string_view("0x1; }; }\n").size());
     CHECK(e->where.length == 3);
     // at the bound it parses, and is printed and applied
     const std::string at_bound = gen::binary_chain(dialect::nft, 256);
@@ -468,7 +468,7 @@ TEST_SUITE("unit") {
   TEST_CASE("hostile nft: includes that multiply (a file including itself twice) stop at the caps") {
     // Depth 16 alone would read the file 2^17 times; the included files of one parse are capped.
     std::string text = "include \"self.nft\"\ninclude \"self.nft\"\ninclude \"self.nft\"\n";
-    text += "table ip t { chain c { accept ) } }\n";  // one error per copy
+    text += "table ip t { chain c { accept ); }; }\n";  // one error per copy
     nft::parse_options opt;
     opt.include_resolver = [&](std::string_view) -> std::optional<std::string> { return text; };
     const auto r = parse(text, opt);
@@ -495,7 +495,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("hostile nft: an include that includes itself stops") {
-    const std::string text = "include \"self.nft\"\ntable ip t { chain c { accept } }\n";
+    const std::string text = "include \"self.nft\"\ntable ip t { chain c { accept; }; }\n";
     nft::parse_options opt;
     opt.include_resolver = [&](std::string_view) -> std::optional<std::string> { return text; };
     const auto r = parse(text, opt);

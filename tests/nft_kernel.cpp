@@ -394,6 +394,13 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol tcp; l3proto ip }\n}\n"),
              std::string("table ip t {\n\tct timeout c { protocol tcp; policy = { established: 100 } }\n}\n"),
              std::string("table ip t {\n\tct expectation e { protocol tcp; dport 22; timeout 1s; size 3 }\n}\n"),
+             // so do a block's rules and settings, and the blocks in a table (a tester's finding)
+             std::string("table ip t {\n\tchain c { accept }\n}\n"),
+             std::string("table ip t {\n\tchain c {\n\t\taccept\n\t} }\n"),
+             std::string("table ip t {\n\tset s { type ipv4_addr }\n}\n"),
+             std::string("table ip t {\n\tchain c { type filter hook input priority 0; policy accept }\n}\n"),
+             std::string("add table ip t\nadd chain ip t c\nadd rule ip t c jump { accept }\n"),
+             std::string("define s = { }\ntable ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { }\n\t}\n}\n"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status != 0);
@@ -426,6 +433,11 @@ TEST_SUITE("kernel") {
                          "\"x\" }\n\tcounter c { comment \"x\" packets 1 bytes 2 }\n\tsynproxy s { mss 1460 wscale 7 "
                          "timestamp sack-perm comment \"x\" }\n\tct helper h { comment \"x\" type \"ftp\" protocol tcp; "
                          "}\n}\n"),
+             // `elements = ...` needs no separator; `;` ends the blocks on one line
+             std::string("table ip t { chain c { accept;};}\n"),
+             std::string("table ip t {\n\tset s { type ipv4_addr; elements = { 1.2.3.4 } }\n}\n"),
+             std::string("table ip t {\n\tset s { elements = { 1.2.3.4 } type ipv4_addr; }\n}\n"),
+             std::string("define s = { }\n"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status == 0);

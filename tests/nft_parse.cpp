@@ -141,7 +141,7 @@ TEST_SUITE("unit") {
         "table ip b {\n\tset s3 {\n\t\ttype ipv4_addr\n\t}\n\tmap m4 {\n\t\ttype ipv4_addr : verdict\n\t}\n"
         "\tchain c3 {\n\t\taccept\n\t\tdrop\n\t}\n\tchain c4 {\n\t}\n}\n";
     for (const std::string& a : {std::string("table ip a { set s1 { type ipv4_addr; }; set s2 { type ipv4_addr; }; "
-                                             "chain c1 { accept; }; chain c2 { drop; accept; } }\n"),
+                                             "chain c1 { accept; }; chain c2 { drop; accept; }; }\n"),
                                  std::string("table ip a {\n  set s1 {\n    type ipv4_addr\n  }\n  chain c1 {\n"
                                              "    accept\n  }\n  }\n")}) {
       CAPTURE(a);
@@ -342,7 +342,7 @@ TEST_SUITE("unit") {
         "ip dscp set cs1",
         "meta nftrace set 1",
         "tcp option maxseg size set rt mtu",
-        "jump { accept }",
+        "jump { accept; }",
         "tcp dport { 22, 80-90 } accept",
         "ether saddr aa:bb:cc:dd:ee:ff",
         "ip6 daddr fe80::/64",
@@ -617,6 +617,43 @@ TEST_SUITE("unit") {
     CHECK(u.diagnostics[0].code == error_code::undefined_variable);
   }
 
+  TEST_CASE("nft parse: the items of a block end with a newline or `;`, even before its closing brace") {
+    // parser_bison.y: `chain_block rule stmt_separator`, `table_block CHAIN ... '}' stmt_separator`; nft
+    // 1.0.6 refuses each of these with "syntax error, unexpected '}'" where nflens points
+    const struct {
+      const char* text;
+      std::uint32_t line, column;
+    } refused[] = {
+        {"table ip t {\n\tchain c { accept }\n}\n", 2, 19},
+        {"table ip t {\n\tchain c {\n\t\taccept\n\t} }\n", 4, 4},
+        {"table ip t {\n\tset s { type ipv4_addr }\n}\n", 2, 25},
+        {"table ip t {\n\tchain c { type filter hook input priority 0; policy accept }\n}\n", 2, 61},
+        {"add rule ip t c jump { accept }\n", 1, 31},
+        {"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { }\n\t}\n}\n", 4, 16},
+    };
+    for (const auto& b : refused) {
+      CAPTURE(b.text);
+      const auto r = parse_text(b.text);
+      REQUIRE_FALSE(r.ok());
+      const auto& d = r.diagnostics.front();
+      CHECK(d.code == error_code::syntax);
+      const auto at = d.file->locate(d.where);
+      CHECK(at.line == b.line);
+      CHECK(at.column == b.column);
+    }
+    // `elements = ...` and `auto-merge` need none (`set_block ELEMENTS '=' set_block_expr`); `{ }` is a
+    // define's value only
+    for (const char* text : {"table ip t { chain c { accept;};}\n",
+                             "table ip t {\n\tset s { type ipv4_addr; elements = { 1.2.3.4 } }\n}\n",
+                             "table ip t {\n\tset s { elements = { 1.2.3.4 } type ipv4_addr; }\n}\n",
+                             "table ip t {\n\tset s { type ipv4_addr; flags interval; auto-merge }\n}\n",
+                             "define s = { }\n"}) {
+      CAPTURE(text);
+      const auto r = parse_text(text);
+      CHECK_MESSAGE(r.ok(), errors_of(r));
+    }
+  }
+
   TEST_CASE("nft parse: include is refused offline, and read through a resolver when given") {
     const auto r = parse_text("include \"rules.nft\"\n");
     REQUIRE(r.diagnostics.size() == 1);
@@ -625,7 +662,7 @@ TEST_SUITE("unit") {
 
     parse_options o;
     o.include_resolver = [](std::string_view path) -> std::optional<std::string> {
-      if (path == "rules.nft") return std::string("table ip inner { chain c { accept } }\n");
+      if (path == "rules.nft") return std::string("table ip inner { chain c { accept; }; }\n");
       return std::nullopt;
     };
     const auto ok = parse_text("include \"rules.nft\"\ntable ip outer\n", o);

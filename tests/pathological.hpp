@@ -115,7 +115,7 @@ inline std::string long_line(dialect d, std::size_t bytes) {
   } else {
     out = "table ip t { chain c { ";
     detail::repeat_into(out, "ip saddr 10.0.0.1 counter accept; ", bytes);
-    out += "} }\n";
+    out += "}; }\n";
   }
   return out;
 }
@@ -148,7 +148,7 @@ inline std::string nested_braces(dialect d, std::size_t depth, bool closed = tru
   out.append(depth, '{');
   out += d == dialect::iptables ? "x" : " 10.0.0.1 ";
   if (closed) out.append(depth, '}');
-  out += d == dialect::iptables ? "\nCOMMIT\n" : " accept } }\n";
+  out += d == dialect::iptables ? "\nCOMMIT\n" : " accept; }; }\n";
   return out;
 }
 
@@ -174,7 +174,7 @@ inline std::string nested_parens(dialect d, std::size_t depth) {
   out.append(depth, '(');
   out += "0x1";
   out.append(depth, ')');
-  out += d == dialect::iptables ? " -j ACCEPT\nCOMMIT\n" : " accept } }\n";
+  out += d == dialect::iptables ? " -j ACCEPT\nCOMMIT\n" : " accept; }; }\n";
   return out;
 }
 
@@ -194,7 +194,7 @@ inline std::string binary_chain(dialect d, std::size_t terms) {
     out += ops[i % 5];
     out += i % 5 >= 3 ? "1" : "0x1";
   }
-  out += " } }\n";
+  out += "; }; }\n";
   return out;
 }
 
