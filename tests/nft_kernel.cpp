@@ -445,6 +445,18 @@ TEST_SUITE("kernel") {
     }
   }
 
+  TEST_CASE("nft kernel: define, redefine and undefine act in the block they are in") {
+    // `redefine` in a block hides the outer value until the block closes; `undefine` removes only what
+    // its own block defined (of an outer variable, nothing); a tester found nflens changing the outer one
+    check_sequence({{"define x = 1\n"
+                     "table ip t {\n\tredefine x = 2\n\tchain c {\n\t\tip ttl $x\n\t}\n"
+                     "\tchain d {\n\t\tredefine x = 3\n\t\tip ttl $x\n\t}\n"
+                     "\tchain e {\n\t\tundefine x\n\t\tip ttl $x\n\t}\n}\n"
+                     "table ip u {\n\tundefine x\n\tchain c {\n\t\tip ttl $x\n\t}\n"
+                     "\tredefine x = 4\n\tundefine x\n\tchain d {\n\t\tip ttl $x\n\t}\n}\n"
+                     "undefine nothing\n"}});
+  }
+
   TEST_CASE("nft kernel: a limit object of packet burst 0 holds the default burst of 5") {
     // nft takes burst 0 in an object (a statement's is refused above) and the kernel lists it as the
     // default; nflens reads it so, from text and from JSON (a fuzz finding)

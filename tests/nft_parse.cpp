@@ -617,6 +617,35 @@ TEST_SUITE("unit") {
     CHECK(u.diagnostics[0].code == error_code::undefined_variable);
   }
 
+  TEST_CASE("nft parse: define, redefine and undefine act in the block they are in, as nft's scopes do") {
+    // nft 1.0.6 lists ttl 2, 3, 2 for table t and 1, 1 for table u (the kernel suite checks it live)
+    const auto r = parse_text(
+        "define x = 1\n"
+        "table ip t {\n\tredefine x = 2\n\tchain c {\n\t\tip ttl $x\n\t}\n"
+        "\tchain d {\n\t\tredefine x = 3\n\t\tip ttl $x\n\t}\n"
+        "\tchain e {\n\t\tundefine x\n\t\tip ttl $x\n\t}\n}\n"
+        "table ip u {\n\tundefine x\n\tchain c {\n\t\tip ttl $x\n\t}\n"
+        "\tredefine x = 4\n\tundefine x\n\tchain d {\n\t\tip ttl $x\n\t}\n}\n"
+        "undefine nothing\n");
+    REQUIRE_MESSAGE(r.ok(), errors_of(r));
+    std::vector<std::string> ttls;
+    for (const auto& cmd : r.value.commands)
+      for (const auto& c : std::get<const table*>(cmd.body)->chains) ttls.push_back(print(c.rules.front(), family::ip));
+    CHECK(ttls == std::vector<std::string>{"ip ttl 2", "ip ttl 3", "ip ttl 2", "ip ttl 1", "ip ttl 1"});
+    // each undefine that finds nothing in its own block is a warning: e, u (of the outer x), `nothing`
+    std::vector<std::uint32_t> lines;
+    for (const auto& d : r.diagnostics) {
+      CHECK(d.level == severity::warning);
+      CHECK(d.code == error_code::undefined_variable);
+      lines.push_back(d.file->locate(d.where).line);
+    }
+    CHECK(lines == std::vector<std::uint32_t>{12, 17, 27});
+    // after a table's `redefine`, a `define` of the name in it is a redefinition, as nft says
+    const auto again = parse_text("define x = 1\ntable ip t {\n\tredefine x = 2\n\tdefine x = 3\n}\n");
+    REQUIRE_FALSE(again.ok());
+    CHECK(again.diagnostics.front().file->locate(again.diagnostics.front().where).line == 4);
+  }
+
   TEST_CASE("nft parse: the items of a block end with a newline or `;`, even before its closing brace") {
     // parser_bison.y: `chain_block rule stmt_separator`, `table_block CHAIN ... '}' stmt_separator`; nft
     // 1.0.6 refuses each of these with "syntax error, unexpected '}'" where nflens points

@@ -271,50 +271,74 @@ struct selector_scratch {
 /// name that is visible, `redefine` changes the visible value, `undefine` removes it.
 class variable_table {
  public:
+  // nft's scopes (rule.c `symbol_bind`, `symbol_unbind`, `symbol_lookup`): the top level, each table
+  // block and each chain block has its own; a name is looked up from the innermost scope outwards.
+  // `scope` below is the depth of the block the statement is in (0: the top level).
+
   [[nodiscard]] const expr* find(std::string_view name) const noexcept {
     const auto it = index_.find(name);
     return it == index_.end() ? nullptr : entries_[it->second].value;
   }
-  /// Adds a variable; false (and nothing changes) when one of that name is visible.
-  bool define(std::string_view name, const expr* value) {
+  /// `define`: adds a variable to `scope`; false (and nothing changes) when one of that name is visible
+  /// from it, in it or around it ("redefinition of symbol").
+  bool define(std::string_view name, const expr* value, std::uint32_t scope) {
     if (index_.contains(name)) return false;
     index_.emplace(name, entries_.size());
-    entries_.push_back({name, value, true});
+    entries_.push_back({name, value, scope, none, true});
     return true;
   }
-  /// Sets the visible variable of that name, or adds one.
-  void redefine(std::string_view name, const expr* value) {
-    if (const auto it = index_.find(name); it != index_.end())
-      entries_[it->second].value = value;
-    else
-      define(name, value);
-  }
-  /// Removes the visible variable of that name; false when there is none.
-  bool undefine(std::string_view name) {
+  /// `redefine`: sets the variable of that name in `scope`, or adds one there that hides any of an
+  /// enclosing scope until the block closes. True when it added one.
+  bool redefine(std::string_view name, const expr* value, std::uint32_t scope) {
     const auto it = index_.find(name);
-    if (it == index_.end()) return false;
-    entries_[it->second].live = false;
-    index_.erase(it);
+    if (it == index_.end()) return define(name, value, scope);
+    if (entries_[it->second].scope == scope) {
+      entries_[it->second].value = value;
+      return false;
+    }
+    entries_.push_back({name, value, scope, it->second, true});
+    it->second = entries_.size() - 1;
+    return true;
+  }
+  /// `undefine`: removes the variable of that name in `scope`, which uncovers any of an enclosing scope;
+  /// false when `scope` has none (nft then does nothing: a variable of an enclosing scope stays).
+  bool undefine(std::string_view name, std::uint32_t scope) {
+    const auto it = index_.find(name);
+    if (it == index_.end() || entries_[it->second].scope != scope) return false;
+    entry& e = entries_[it->second];
+    e.live = false;
+    uncover(it, e.hides);
     return true;
   }
   /// What a variable takes in the table, about: its entry and its node in the index (for the tree cap).
   static constexpr std::size_t entry_bytes = 96;
   /// A mark for `drop_to`: where a block's variables begin.
   [[nodiscard]] std::size_t mark() const noexcept { return entries_.size(); }
-  /// Drops the variables defined since `mark` (a block closed).
+  /// Drops the variables defined since `mark` (a block closed); those they hid are visible again.
   void drop_to(std::size_t mark) {
-    for (; entries_.size() > mark; entries_.pop_back())
-      if (entries_.back().live) index_.erase(entries_.back().name);
+    for (; entries_.size() > mark; entries_.pop_back()) {
+      const entry& e = entries_.back();
+      if (e.live) uncover(index_.find(e.name), e.hides);
+    }
   }
 
  private:
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
   struct entry {
     std::string_view name;
     const expr* value;
-    bool live;  // false once undefined (the entry stays until its block closes: marks stay valid)
+    std::uint32_t scope;
+    std::size_t hides;  // the entry of an enclosing scope this one hides, or `none`
+    bool live;          // false once undefined (the entry stays until its block closes: marks stay valid)
   };
+  void uncover(std::unordered_map<std::string_view, std::size_t>::iterator at, std::size_t hidden) {
+    if (hidden == none)
+      index_.erase(at);
+    else
+      at->second = hidden;
+  }
   std::vector<entry> entries_;
-  std::unordered_map<std::string_view, std::size_t> index_;  // name -> its live entry
+  std::unordered_map<std::string_view, std::size_t> index_;  // name -> its visible entry
 };
 
 struct state {
@@ -397,6 +421,9 @@ struct state {
   // Variables (`define`), innermost scope last.
   variable_table variables;
   std::vector<std::size_t> scopes;  // variables.mark() where each open block began
+  std::uint32_t scope_base = 0;      // the includer's scope depth, in an included file
+  /// The depth of the scope a statement is in (0: the top level of the main file).
+  [[nodiscard]] std::uint32_t scope() const noexcept { return scope_base + static_cast<std::uint32_t>(scopes.size()); }
   /// Closes the scopes from the `n`th on: their variables are no longer visible.
   void close_scopes(std::size_t n) {
     if (n >= scopes.size()) return;
@@ -519,7 +546,6 @@ struct state {
       expected.push_back(std::move(what));
   }
 
-  const expr* lookup_variable(std::string_view name) const noexcept { return variables.find(name); }
 };
 
 template <class In>
@@ -1077,7 +1103,7 @@ struct action<g::variable_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
     const std::string_view name = text(in).substr(1);
-    const expr* v = st.lookup_variable(name);
+    const expr* v = st.variables.find(name);
     if (v == nullptr) st.fail(in, error_code::undefined_variable, fmt::format("undefined variable '${}'", name));
     expr e = *v;
     e.where = st.span_of(in);
@@ -3657,12 +3683,14 @@ struct action<g::define_stmt> {
     const auto name = rest.substr(0, g::word_length(rest.data(), rest.data() + rest.size()));
     const bool redefine = t.starts_with("redefine");
     const expr* value = st.pop_keep();
-    st.src.charge(variable_table::entry_bytes);  // the table is part of the parse's memory (max_tree_bytes)
+    const auto scope = st.scope();
+    bool added = false;
     if (redefine)
-      st.variables.redefine(name, value);
-    else if (!st.variables.define(name, value))  // nft looks in this scope and those around it first
+      added = st.variables.redefine(name, value, scope);
+    else if (!(added = st.variables.define(name, value, scope)))  // nft looks in this scope and those around it
       st.fail(in, error_code::invalid_value,
               fmt::format("redefinition of '{}', which is defined already (use `redefine` to change it)", name));
+    if (added) st.src.charge(variable_table::entry_bytes);  // part of the parse's memory (max_tree_bytes)
   }
 };
 template <>
@@ -3671,8 +3699,13 @@ struct action<g::undefine_stmt> {
   static void apply(const In& in, state& st) {
     std::string_view t = text(in).substr(8);
     t = t.substr(t.find_first_not_of(" \t"));
-    if (!st.variables.undefine(t))
-      st.fail(in, error_code::undefined_variable, fmt::format("undefine of unknown variable '{}'", t));
+    if (!st.variables.undefine(t, st.scope()))
+      st.sink.warning(error_code::undefined_variable, st.span_of(in),
+                      st.variables.find(t) != nullptr
+                          ? fmt::format("undefine {}: the variable is defined outside this block, and stays (nft "
+                                        "undefines only in the block it is in)",
+                                        t)
+                          : fmt::format("undefine {}: no such variable (nft ignores it)", t));
   }
 };
 void include_file(state& st, std::string_view path, span where);
@@ -4270,12 +4303,13 @@ bool g::recoverable<Item>::match(Input& in, States&... sts) {
 
 namespace {
 
-/// Parses one source into `commands`; diagnostics go to `sink` (its own) and, for included files, to
-/// `extra`.
-/// Parses one file (the main text or an included one); true when it stopped at the error cap.
+/// Parses one file (the main text or an included one) into `commands`; true when it stopped at the error
+/// cap. Diagnostics go to `sink` (its own) and, for included files, to `extra`. `variables` are those
+/// visible where the file is read, and `scope_base` the depth of the scope it is read in (an included
+/// file shares its includer's scope, as nft's scanner does).
 bool parse_source(source& src, const parse_options& options, diagnostic_sink& sink, std::vector<source_ptr>& sources,
                   std::vector<command>& commands, std::vector<diagnostic>& extra,
-                  variable_table& variables, std::uint32_t include_depth) {
+                  variable_table& variables, std::uint32_t include_depth, std::uint32_t scope_base) {
   // nft's scanner has no rule for a carriage return: CRLF line ends are "unexpected junk" at each one.
   // Reported once, at the first; the rest of the file is still read as if its lines ended in LF.
   if (const auto cr = src.text().find("\r\n"); cr != std::string_view::npos)
@@ -4287,6 +4321,7 @@ bool parse_source(source& src, const parse_options& options, diagnostic_sink& si
   state st(src, options, sink, sources);
   st.charge_stacks();
   st.include_depth = include_depth;
+  st.scope_base = scope_base;
   st.variables = std::move(variables);
   st.extra = &extra;
   st.exprs.reserve(64);
@@ -4370,7 +4405,8 @@ void include_file(state& st, std::string_view path, span where) {
   // Stopped at the cap in that file or in one it included (whose too_many_errors said so already).
   std::vector<command> included;
   const bool full =
-      parse_source(*inner, st.options, inner_sink, st.sources, included, *st.extra, st.variables, st.include_depth + 1);
+      parse_source(*inner, st.options, inner_sink, st.sources, included, *st.extra, st.variables, st.include_depth + 1,
+                   st.scope());
   st.commands.append(included);
   st.sink.charge_errors(inner_sink.errors());
   st.sink.charge_warnings(inner_sink.warnings() - warnings);
@@ -4398,7 +4434,7 @@ result<script> parse(std::string name, std::string text, const parse_options& op
     diagnostic_sink sink(src, options.limits);
     std::vector<diagnostic> extra;
     variable_table variables;
-    parse_source(*src, options, sink, out.value.sources, out.value.commands, extra, variables, 0);
+    parse_source(*src, options, sink, out.value.sources, out.value.commands, extra, variables, 0, 0);
     out.diagnostics = sink.take();
     for (auto& d : extra) out.diagnostics.push_back(std::move(d));
   } catch (const std::bad_alloc&) {
