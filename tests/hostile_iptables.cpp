@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 using namespace nflens;
@@ -248,14 +249,26 @@ TEST_SUITE("unit") {
 
   TEST_CASE("hostile iptables: words are counted as iptables-restore splits them, a quoted part one word") {
     // 251 words pass and 252 do not (iptables-restore 1.8.9: "Parser cannot handle more arguments").
-    const auto line = [](int words) {
+    const auto line = [](int words, bool counters = true) {
       std::string l = "-A INPUT -m comment --comment \"two words\" -m comment --comment \"a \\\" b\"";
       for (int w = 12; w < words; ++w) l += " -4";  // 10 words before, 2 after
-      return "*filter\n:INPUT ACCEPT [0:0]\n[1:2] " + l + " -j ACCEPT\nCOMMIT\n";
+      return std::string("*filter\n:INPUT ACCEPT [0:0]\n") + (counters ? "[1:2] " : "") + l + " -j ACCEPT\nCOMMIT\n";
     };
     const auto ok = parse(line(251));
     CHECK(ok.ok());
     CHECK(rule_count(ok.value) == 1);
+    // `iptables-restore -c` makes the prefix three words (`-c 1 2`): 248 pass and 249 do not, so past 248
+    // a line with counters gets a warning (without -c, 251 pass)
+    const auto warned = [&](int words, bool counters) {
+      const auto r = parse(line(words, counters));
+      CHECK(r.ok());
+      return std::count_if(r.diagnostics.begin(), r.diagnostics.end(),
+                           [](const diagnostic& d) { return d.code == error_code::input_too_large; });
+    };
+    CHECK(warned(248, true) == 0);
+    CHECK(warned(249, true) == 1);
+    CHECK(warned(251, true) == 1);
+    CHECK(warned(251, false) == 0);
     const std::string text = line(252);
     const auto refused = parse(text);
     REQUIRE(check_located(refused.diagnostics, text) == 1);

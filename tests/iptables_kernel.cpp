@@ -9,7 +9,9 @@
 #include "kernel_support.hpp"
 #include "support.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -349,5 +351,29 @@ TEST_SUITE("kernel") {
     check_sequence({"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m limit --limit 3/hour --limit-burst 0 -j ACCEPT\n"
                     "-A INPUT -m limit --limit 3/hour --limit-burst 1 -j ACCEPT\nCOMMIT\n"},
                    false);
+  }
+  TEST_CASE("iptables kernel: words on a line, 251 at most, 248 after counters restored with --counters") {
+    // iptables-restore splits a line into at most 251 words; with --counters a `[p:b]` prefix is three
+    // of them. nflens refuses past 251 and warns past 248 with a prefix.
+    const auto line = [](int words, bool prefix) {
+      std::string l = "-A INPUT -m comment --comment \"two words\"";
+      for (int w = 8; w < words; ++w) l += " -4";  // 6 words before, 2 after
+      return std::string("*filter\n:INPUT ACCEPT [0:0]\n") + (prefix ? "[1:2] " : "") + l + " -j ACCEPT\nCOMMIT\n";
+    };
+    netns ns;
+    for (const auto& [words, prefix, with_counters, passes] :
+         {std::tuple{251, false, false, true}, {252, false, false, false}, {251, true, false, true},
+          {248, true, true, true}, {249, true, true, false}}) {
+      CAPTURE(words);
+      CAPTURE(prefix);
+      const std::string text = line(words, prefix);
+      CHECK((restore(ns, text, false, false, with_counters) == 0) == passes);
+      const auto r = ipt::parse("words.rules", text);
+      CHECK(r.ok() == (words <= 251));
+      const bool warned = std::any_of(r.diagnostics.begin(), r.diagnostics.end(), [](const nflens::diagnostic& d) {
+        return d.level == nflens::severity::warning && d.code == nflens::error_code::input_too_large;
+      });
+      CHECK(warned == (prefix && words > 248 && words <= 251));
+    }
   }
 }

@@ -492,19 +492,31 @@ class parser {
   /// against the modules loaded before them, which would otherwise grow with the square of the line's
   /// length) and the arguments kept (`option_argument` stops a clause with more arguments than that).
   static constexpr std::uint32_t max_words = 251;
-  /// Counting is skipped while the line's clauses take at most 2 x max_words bytes: 252 words need at
-  /// least 503 (kube-proxy's lines are shorter, and counting every line cost a fifth of the parse).
+  /// `iptables-restore -c` turns a `[packets:bytes]` prefix into three words (`-c P B`) of the 251: a line
+  /// with one reads at most 248 more. Without `-c` the prefix is dropped and 251 are read, so more than
+  /// 248 is a warning, not an error.
+  static constexpr std::uint32_t max_words_with_counters = max_words - 3;
+  /// Counting is skipped while the line's clauses take at most 2 x the limit in bytes: 249 words need at
+  /// least 497 (kube-proxy's lines are shorter, and counting every line cost a fifth of the parse).
   void clause(const char* begin, const char* end) {
+    const std::uint32_t limit = has_counters_ ? max_words_with_counters : max_words;
     if (!words_counted_) {
       if (words_from_ == nullptr) words_from_ = begin;
-      if (end - words_from_ <= 2 * static_cast<std::ptrdiff_t>(max_words)) return;
+      if (end - words_from_ <= 2 * static_cast<std::ptrdiff_t>(limit)) return;
       words_counted_ = true;  // from the line's first clause on, once
     } else {
       words_from_ = begin;
     }
+    const std::uint32_t before = words_;
     words_ += count_words(words_from_, end);
-    if (words_ <= max_words) return;
-    too_many_words({offset(begin), offset(end) - offset(begin)});
+    if (words_ <= limit) return;
+    const span where{offset(begin), offset(end) - offset(begin)};
+    if (words_ > max_words) too_many_words(where);
+    if (before <= limit)
+      warn(error_code::input_too_large, where,
+           fmt::format("more than {} words after a `[packets:bytes]` prefix: `iptables-restore -c` reads at most {} "
+                       "(the counters take three of its {}); without -c it reads them",
+                       max_words_with_counters, max_words_with_counters, max_words));
   }
   [[noreturn]] void too_many_words(span where) {
     fail(error_code::input_too_large, where,
