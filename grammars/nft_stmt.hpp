@@ -266,6 +266,11 @@ struct set_stmt_data : seq<sp, one<':'>, sp, stmt_expr> {};
 /// `{ ip saddr timeout 10s counter }`, `{ ip saddr : 0x1 }`: one element whose key is evaluated.
 struct set_stmt_element : seq<one<'{'>, nl_ws, set_elem_begin, concat_expr, star<sp1, set_elem_option>, opt<set_stmt_data>, nl_ws, one<'}'>> {};
 struct set_stmt : seq<set_stmt_op, sp1, set_ref_expr, sp, set_stmt_element> {};
+/// The key and options of `set add KEY [timeout T] [expires T] [comment "c"] @name` (no statements).
+struct set_stmt_legacy_element : seq<set_elem_begin, concat_expr, star<sp1, sor<set_elem_timeout, set_elem_expires, set_elem_comment>>> {};
+/// `set add ip saddr timeout 10s @s`: the older spelling of `add @s { ip saddr timeout 10s }`, which nft
+/// still reads (parser_bison.y `SET set_stmt_op set_elem_expr_stmt set_ref_expr`) and lists as that.
+struct set_stmt_legacy : seq<kw_set, sp1, set_stmt_op, sp1, set_stmt_legacy_element, sp, set_ref_expr> {};
 struct meter_name : identifier {};
 struct meter_size : number {};
 /// `meter NAME [size N] { key stmt }`.
@@ -295,7 +300,8 @@ struct stmt
                   when<words<"synproxy">, synproxy_stmt>, when<words<"queue">, queue_stmt>,
                   when<words<"dup">, dup_stmt>, when<words<"fwd">, fwd_stmt>, when<words<"notrack">, notrack_stmt>,
                   when<words<"flow">, flow_offload_stmt>, when<words<"meter">, meter_stmt>,
-                  when<words<"add", "update", "delete">, set_stmt>, when<words<"reset">, optstrip_stmt>,
+                  when<words<"add", "update", "delete">, set_stmt>, when<words<"set">, set_stmt_legacy>,
+                  when<words<"reset">, optstrip_stmt>,
                   when<words<"xt">, xt_stmt>> {};
 struct rule_begin : pegtl::success {};
 struct stmt_list : seq<stmt, star<sp1, stmt>> {};

@@ -445,6 +445,11 @@ TEST_SUITE("kernel") {
     }
   }
 
+  TEST_CASE("nft kernel: `set add KEY @name` is the set statement nft lists as `add @name { KEY }`") {
+    check_sequence({{"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic,timeout\n\t}\n\tchain c {\n"
+                     "\t\tset add ip saddr @s\n\t\tset update ip saddr timeout 1s @s\n\t\tset delete ip saddr @s\n\t}\n}\n"}});
+  }
+
   TEST_CASE("nft kernel: define, redefine and undefine act in the block they are in") {
     // `redefine` in a block hides the outer value until the block closes; `undefine` removes only what
     // its own block defined (of an outer variable, nothing); a tester found nflens changing the outer one

@@ -617,6 +617,21 @@ TEST_SUITE("unit") {
     CHECK(u.diagnostics[0].code == error_code::undefined_variable);
   }
 
+  TEST_CASE("nft parse: `set add KEY @name`, the older spelling, is read as `add @name { KEY }`") {
+    const std::string decl = "table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic,timeout\n\t}\n\n\tchain c {\n";
+    const auto r = parse_text(decl + "\t\tset add ip saddr @s\n\t\tset update ip saddr timeout 1s @s\n\t}\n}\n");
+    REQUIRE_MESSAGE(r.ok(), errors_of(r));
+    const auto rs = to_ruleset(r.value);
+    REQUIRE(rs.ok());
+    // as nft 1.0.6 lists it (the kernel suite loads it)
+    CHECK(print(rs.value) == "table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tsize 65535\n\t\tflags dynamic,timeout\n\t}\n\n"
+                             "\tchain c {\n\t\tadd @s { ip saddr }\n\t\tupdate @s { ip saddr timeout 1s }\n\t}\n}\n");
+    // statements are not part of the older spelling
+    const auto counted = parse_text(decl + "\t\tset add ip saddr counter @s\n\t}\n}\n");
+    REQUIRE_FALSE(counted.ok());
+    CHECK(counted.diagnostics.front().file->locate(counted.diagnostics.front().where).column == 20);
+  }
+
   TEST_CASE("nft parse: define, redefine and undefine act in the block they are in, as nft's scopes do") {
     // nft 1.0.6 lists ttl 2, 3, 2 for table t and 1, 1 for table u (the kernel suite checks it live)
     const auto r = parse_text(

@@ -596,6 +596,7 @@ struct traits {
 NFLENS_TRAITS(g::expr_stmt, true, false, false)
 NFLENS_TRAITS(g::set_expr, true, true, false)
 NFLENS_TRAITS(g::set_stmt_element, true, true, false)
+NFLENS_TRAITS(g::set_stmt_legacy_element, true, false, false)
 NFLENS_TRAITS(g::set_elem_expr, true, false, false)
 NFLENS_TRAITS(g::jhash_expr, true, true, false)
 NFLENS_TRAITS(g::paren_expr, true, true, false)
@@ -670,6 +671,7 @@ inline constexpr bool light_mark = false;
 NFLENS_LIGHT(g::expr_stmt)
 NFLENS_LIGHT(g::set_expr)
 NFLENS_LIGHT(g::set_stmt_element)
+NFLENS_LIGHT(g::set_stmt_legacy_element)
 NFLENS_LIGHT(g::set_elem_expr)
 NFLENS_LIGHT(g::jhash_expr)
 NFLENS_LIGHT(g::paren_expr)
@@ -2024,6 +2026,8 @@ struct action<g::set_stmt_element> {
   }
 };
 template <>
+struct action<g::set_stmt_legacy_element> : action<g::set_stmt_element> {};
+template <>
 struct action<g::set_list_member_expr> {
   template <class In>
   static void apply(const In& in, state& st) {
@@ -2640,6 +2644,8 @@ struct action<g::set_stmt> {
     push_stmt(in, st, set_stmt{st.sx.op, ref, e});
   }
 };
+template <>
+struct action<g::set_stmt_legacy> : action<g::set_stmt> {};
 template <>
 struct action<g::meter_name> {
   template <class In>
