@@ -269,10 +269,11 @@ struct option_with_argument : sor<seq<short_option<Short>, sor<seq<word_end, mus
 template <char Short, typename Long> struct option_flag : seq<sor<short_option<Short>, Long>, word_end> {};
 
 // ---- commands (iptables(8) COMMANDS) -------------------------------------------------------------
-struct command_chain : plain_chars {};
-struct new_chain_name : plain_chars {};
+// iptables-restore takes the quotes off a command's words too (`-A "INPUT"`), as off any argument.
+struct command_chain : word {};
+struct new_chain_name : word {};
 struct rule_number : seq<plus<digit>, word_end> {};
-struct policy_target : plain_chars {};
+struct policy_target : word {};
 // The arguments of commands after blanks, each with its own error message.
 struct chain_argument : seq<blanks, command_chain> {};
 struct number_argument : seq<blanks, rule_number> {};
@@ -325,11 +326,11 @@ struct protocol_match : base_option<'p', long_option<TAO_PEGTL_STRING("protocol"
 struct fragment_match : option_flag<'f', long_option<TAO_PEGTL_STRING("fragment")>> {};
 
 // -m comment (iptables(8) `-m, --match`)
-struct module_name : plain_chars {};
+struct module_name : word {};
 struct module_argument : seq<blanks, module_name> {};
 struct match_clause : option_with_argument<'m', long_option<TAO_PEGTL_STRING("match")>, module_name, module_argument> {};
 // -j DNAT   -g KUBE-SVC-XYZ
-struct target_name : plain_chars {};
+struct target_name : word {};
 struct target_argument : seq<blanks, target_name> {};
 struct jump_clause : option_with_argument<'j', long_option<TAO_PEGTL_STRING("jump")>, target_name, target_argument> {};
 struct goto_clause : option_with_argument<'g', long_option<TAO_PEGTL_STRING("goto")>, target_name, target_argument> {};

@@ -102,6 +102,35 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("iptables parse: a command's chain, target and module words are decoded like any other") {
+    // iptables-restore takes the quotes off every word of a command line (iptables-save prints the same
+    // rules unquoted; the kernel suite loads these)
+    const auto rs = parse_ok(
+        "*filter\n:INPUT ACCEPT [0:0]\n-N \"a\\\"b\"\n-A \"a\\\"b\" -m \"comment\" --comment x -j \"ACCEPT\"\n"
+        "-A \"INPUT\" -g \"a\\\"b\"\n-P \"INPUT\" \"DROP\"\nCOMMIT\n");
+    const auto& rules = rs.tables.at(0).rules;
+    REQUIRE(rules.size() == 4);
+    CHECK(rules[0].command == ipt::command_kind::new_chain);
+    CHECK(rules[0].chain() == "a\"b");  // decoded into the arena
+    CHECK(rules[1].chain() == "a\"b");
+    REQUIRE(rules[1].matches().size() == 1);
+    CHECK(ipt::as_comment(rules[1].matches()[0]).has_value());
+    CHECK(rules[1].target().name == "ACCEPT");
+    CHECK(rules[2].chain() == "INPUT");  // a view inside the quotes
+    CHECK(rules[2].target().name == "a\"b");
+    CHECK(rules[2].target().is_goto);
+    CHECK(rules[3].policy == ipt::chain_policy::drop);
+    CHECK(text_of(rules[2], rules[2].target().where) == "-g \"a\\\"b\"");
+    // a quoted name may hold what a plain word cannot: iptables refuses blanks and the empty name
+    for (const char* bad : {"-N \"my chain\"", "-A INPUT -j \"my chain\"", "-N \"\""}) {
+      CAPTURE(bad);
+      const auto r = ipt::parse("t.rules", std::string("*filter\n") + bad + "\nCOMMIT\n");
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.diagnostics.front().code == error_code::invalid_value);
+      CHECK(r.diagnostics.front().file->locate(r.diagnostics.front().where).line == 2);
+    }
+  }
+
   TEST_CASE("iptables parse: a kube-proxy cluster-IP rule, fully typed") {
     const auto rs = parse_ok(
         "*nat\n-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp -p tcp -d 172.30.0.41 "

@@ -465,8 +465,10 @@ struct rule_extras {
   const interface_match* out_interface = nullptr;
   struct counters counters;
   std::string_view new_name;        ///< `-E OLD NEW`: NEW
-  std::string_view renamed_chain;   ///< set by `apply` when `-E` renamed the rule's chain
-  std::string_view renamed_target;  ///< set by `apply` when `-E` renamed the chain the rule jumps to
+  /// The rule's chain when its name is not a view into the file: renamed by `-E` in `apply`, or decoded
+  /// from a quoted word with escapes (`-A "a\"b"`).
+  std::string_view renamed_chain;
+  std::string_view renamed_target;  ///< the same for the chain the rule jumps to
   span fragment_where{};
   std::uint32_t position = 0;
   bool has_counters = false;
@@ -560,16 +562,16 @@ static_assert(sizeof(rule) <= 80, "a rule of a 400,000-rule dump: keep it small"
 
 /// Builds and edits rules: for the parser and `apply` (which derive rules: one per address of `-s a,b`,
 /// a chain or jump renamed by `-E`). Arrays and extras are stored in the arena of `file`. The chain and
-/// target names of `parts` must be views into `file.text()` of at most 65,535 bytes (iptables' names
-/// are at most 28); a name from elsewhere goes into `rule_extras::renamed_chain`/`renamed_target`.
+/// target names of `parts` are views into `file.text()` or, when not (a name decoded into the arena), go
+/// into `rule_extras::renamed_chain`/`renamed_target`.
 struct rule_builder {
   /// The parts of a rule specification as plain values; spans of `where` relative to `file`.
   struct parts {
-    std::string_view chain;  ///< a view into file->text()
+    std::string_view chain;  ///< a view into file->text(), or a decoded name elsewhere
     std::span<const option> options;  ///< the matches' options in match order, then the target's
     std::span<const match> matches;   ///< each match's options a range of `options` (copied along)
     std::span<const address_match> sources, destinations;
-    std::string_view target_name;  ///< a view into file->text(), or empty
+    std::string_view target_name;  ///< the same, or empty
     span target_where{};
     std::size_t target_options = 0;  ///< the last `target_options` of `options` are the target's
     target_id target = target_id::none;

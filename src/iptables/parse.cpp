@@ -285,7 +285,8 @@ class parser {
   void saw_quote() noexcept { word_quoted_ = true; }
   void word(std::string_view raw) { word_ = {take_word(raw), span_of(raw)}; }
   // plain words (no quotes in the grammar): chain, module, target and policy names
-  void chain_word(std::string_view raw) { chain_word_ = {raw, span_of(raw)}; }
+  // A command's words are decoded as iptables-restore decodes every word (quotes off, escapes resolved).
+  void chain_word(std::string_view raw) { chain_word_ = {decode_word(raw), span_of(raw)}; }
   void rule_number(std::string_view digits) {
     const auto v = detail::parse_number(digits, 0xffffffff);
     if (!v || *v == 0)
@@ -293,8 +294,8 @@ class parser {
     number_ = static_cast<std::uint32_t>(*v);
     has_number_ = true;
   }
-  void policy_word(std::string_view raw) { policy_word_ = {raw, span_of(raw)}; }
-  void new_name(std::string_view raw) { new_name_ = {raw, span_of(raw)}; }
+  void policy_word(std::string_view raw) { policy_word_ = {decode_word(raw), span_of(raw)}; }
+  void new_name(std::string_view raw) { new_name_ = {decode_word(raw), span_of(raw)}; }
 
   void set_command(command_kind c, std::string_view keyword_text, const char* begin) {
     if (!chain_word_.text.empty()) validate_chain_name(chain_word_.text, chain_word_.where, false);
@@ -387,7 +388,7 @@ class parser {
   }
 
   void match_module(std::string_view raw_name, const char* begin) {
-    const std::string_view name = raw_name;
+    const std::string_view name = decode_word(raw_name);
     const span where{offset(begin), offset(raw_name.data() + raw_name.size()) - offset(begin)};
     if (pending_negation_) fail(error_code::misplaced_negation, {negation_at_, 1}, "`!` cannot be used before -m");
     if (name.size() > 28)  // XT_EXTENSION_MAXNAMELEN
@@ -400,7 +401,7 @@ class parser {
   }
 
   void jump(std::string_view raw_name, const char* begin, bool is_goto) {
-    const std::string_view name = raw_name;
+    const std::string_view name = decode_word(raw_name);
     const span where{offset(begin), offset(raw_name.data() + raw_name.size()) - offset(begin)};
     if (pending_negation_)
       fail(error_code::misplaced_negation, {negation_at_, 1}, "`!` cannot be used before -j or -g");
@@ -624,6 +625,11 @@ class parser {
   enum class clash { none, verdicts, targets };
 
   void validate_chain_name(std::string_view name, span where, bool declaration, clash refused = clash::none) {
+    if (name.empty())  // only a quoted word can be empty (`-N ""`)
+      fail(error_code::invalid_value, where, "empty chain name");
+    if (name.find_first_of(" \t") != std::string_view::npos)  // a quoted word (`-N "a b"`)
+      fail(error_code::invalid_value, where,
+           fmt::format("chain name `{}` has a blank (iptables-restore: \"Invalid chain name\")", detail::clip(name)));
     if (name.size() > 28)
       fail(error_code::invalid_value, where,
            fmt::format("chain name `{}` is longer than 28 bytes (iptables' limit)", detail::clip(name)));

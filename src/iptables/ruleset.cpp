@@ -214,9 +214,20 @@ struct target rule::target() const noexcept {
 
 void rule_builder::build(rule& r, source& file, const parts& p) {
   const char* const text = file.text().data();
+  // A name decoded from a quoted word with escapes (`-A "a\"b"`) is in the arena, not in the text.
+  const auto in_text = [&](std::string_view name) {
+    const auto at = reinterpret_cast<std::uintptr_t>(name.data());
+    const auto begin = reinterpret_cast<std::uintptr_t>(text);
+    return name.empty() || (at >= begin && at - begin + name.size() <= file.text().size() && name.size() <= 0xffff);
+  };
+  rule_extras extras = p.extras;
+  if (!in_text(p.chain)) extras.renamed_chain = p.chain;
+  if (!in_text(p.target_name)) extras.renamed_target = p.target_name;
+  const std::string_view chain = extras.renamed_chain.empty() ? p.chain : std::string_view{};
+  const std::string_view target_name = extras.renamed_target.empty() ? p.target_name : std::string_view{};
   r.file = &file;
-  r.chain_offset_ = p.chain.empty() ? 0 : static_cast<std::uint32_t>(p.chain.data() - text);
-  r.chain_length_ = narrow16(p.chain.size());
+  r.chain_offset_ = chain.empty() ? 0 : static_cast<std::uint32_t>(chain.data() - text);
+  r.chain_length_ = narrow16(chain.size());
   r.arrays_ = store_arrays(file, p.options, p.matches, p.sources, p.destinations);
   r.option_count_ = narrow16(p.options.size());
   r.match_count_ = narrow16(p.matches.size());
@@ -225,15 +236,15 @@ void rule_builder::build(rule& r, source& file, const parts& p) {
   r.destination_count_ = static_cast<std::uint32_t>(p.destinations.size());
   r.target_id_ = p.target;
   r.target_where_ = p.target_where;
-  r.target_offset_ = p.target_name.empty() ? 0 : static_cast<std::uint32_t>(p.target_name.data() - text);
-  r.target_length_ = narrow16(p.target_name.size());
+  r.target_offset_ = target_name.empty() ? 0 : static_cast<std::uint32_t>(target_name.data() - text);
+  r.target_length_ = narrow16(target_name.size());
   r.protocol_where_ = p.protocol.where;
   r.protocol_ = p.protocol.number;
   r.flags_ = static_cast<std::uint8_t>((p.has_spec ? rule::has_spec_flag : 0) |
                                        (p.protocol.present ? rule::protocol_flag : 0) |
                                        (p.protocol.negated ? rule::protocol_negated_flag : 0) |
                                        (p.is_goto ? rule::goto_flag : 0));
-  r.extras_ = is_default(p.extras) ? nullptr : file.store_one(p.extras);
+  r.extras_ = is_default(extras) ? nullptr : file.store_one(extras);
 }
 
 rule rule_builder::with_addresses(const rule& r, source& arena, std::span<const address_match> sources,
