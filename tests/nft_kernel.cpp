@@ -450,6 +450,13 @@ TEST_SUITE("kernel") {
                      "\t\tset add ip saddr @s\n\t\tset update ip saddr timeout 1s @s\n\t\tset delete ip saddr @s\n\t}\n}\n"}});
   }
 
+  TEST_CASE("nft kernel: of two `elements =` in a set or map block, the last is loaded") {
+    // a tester's finding: nflens joined them
+    check_sequence({{"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { 1.1.1.1 }\n\t\telements = { 2.2.2.2 }\n"
+                     "\t}\n\tmap m {\n\t\ttype ipv4_addr : mark\n\t\telements = { 1.1.1.1 : 1 }\n\t\telements = { "
+                     "2.2.2.2 : 2, 3.3.3.3 : 3 }\n\t}\n}\n"}});
+  }
+
   TEST_CASE("nft kernel: define, redefine and undefine act in the block they are in") {
     // `redefine` in a block hides the outer value until the block closes; `undefine` removes only what
     // its own block defined (of an outer variable, nothing); a tester found nflens changing the outer one

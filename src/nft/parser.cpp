@@ -366,10 +366,6 @@ struct state {
   std::vector<chain_ctx> chain_stack;  // (as deep as the blocks: limits::max_depth)
   node_stack<mark> marks;
   node_stack<command> commands;
-  /// The element lists of the set block being parsed, one per `elements = ...` line: joined when the
-  /// block ends (joining at each line copied all the elements so far each time: 4,000 lines made a tree
-  /// of 305 MB).
-  node_stack<std::span<const element>> set_parts;
   /// Charges every stack's large storage to the source's tree cap (see node_stack).
   void charge_stacks() noexcept {
     exprs.charge_to(src);
@@ -382,7 +378,6 @@ struct state {
     timeout_states.charge_to(src);
     marks.charge_to(src);
     commands.charge_to(src);
-    set_parts.charge_to(src);
   }
 
   // Scratch
@@ -405,6 +400,7 @@ struct state {
   std::span<const std::string_view> data_names;
   table_info table;
   set cur_set;
+  span set_elements_at{};  ///< the set block's `elements =` so far (empty: none)
   flowtable cur_flowtable;
   object cur_object;
   std::uint32_t table_marks[4] = {};
@@ -3017,7 +3013,7 @@ struct set_open_action {
     st.cur_set.where = st.span_of(in);
     st.cur_set.name = st.set_name;
     st.cur_set.is_map = std::is_same_v<Items, g::block_items<g::map_block_item>>;
-    st.set_parts.resize(0);
+    st.set_elements_at = {};
   }
 };
 template <>
@@ -3201,8 +3197,15 @@ struct action<g::set_elements> {
   static void apply(const In& in, state& st) {
     const expr e = st.pop();
     if (const auto* s = e.get<set_expr>()) {
-      // `elements = ...` may be given more than once; nft adds them all (joined at the block's end)
-      if (!s->elements.empty()) st.set_parts.push_back(s->elements);
+      // the literal's elements are in the arena already: the set takes them as they are. Given again,
+      // nft 1.0.6 keeps only the last (`set->init = ...`); nft 1.1 refuses a second in a set.
+      if (st.set_elements_at.length != 0) {
+        st.sink.warning(error_code::duplicate_option, st.span_of(in),
+                        "`elements =` given again: nft keeps only the last (nft 1.1 refuses a second one in a set)");
+        st.sink.note(st.set_elements_at, "the earlier one, dropped");
+      }
+      st.cur_set.elements = s->elements;
+      st.set_elements_at = st.span_of(in);
     } else {
       st.fail(in, error_code::invalid_value, "elements = takes a set { ... }");
     }
@@ -3225,18 +3228,6 @@ struct action<g::set_stateful> {
 struct set_block_action {
   template <class In>
   static void apply(const In&, state& st) {
-    // The elements of one `elements = ...` are in the arena already: the set takes them as they are.
-    if (st.set_parts.size() == 1) {
-      st.cur_set.elements = st.set_parts[0];
-    } else if (st.set_parts.size() > 1) {
-      std::size_t n = 0;
-      for (const auto& part : st.set_parts) n += part.size();
-      auto* all = static_cast<element*>(st.src.allocate(n * sizeof(element), alignof(element)));
-      std::size_t at = 0;
-      for (const auto& part : st.set_parts) at = std::uninitialized_copy(part.begin(), part.end(), all + at) - all;
-      st.cur_set.elements = {all, n};
-    }
-    st.set_parts.resize(0);
     st.sets.push_back(st.cur_set);
   }
 };
