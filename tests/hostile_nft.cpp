@@ -433,6 +433,33 @@ TEST_SUITE("unit") {
         text, [&](const nft::json_parse_options& o) { return nft::parse_json("hostile.json", text, o); });
   }
 
+  TEST_CASE("hostile nft: a JSON operator with 300,000 operands is refused past limits::max_depth") {
+    // `{"|": [a, b, c, ...]}` is the tree ((a | b) | c) ...: 300,000 operands overflowed the stack of the
+    // checks after the read (a tester's finding); refused as in text, at the first operand too many
+    const auto doc = [](std::size_t operands) {
+      std::string ops;
+      for (std::size_t i = 0; i < operands; ++i) ops += ",1";
+      return R"({"nftables": [{"add": {"table": {"family": "ip", "name": "t"}}}, {"add": {"chain": {"family": "ip", )"
+             R"("table": "t", "name": "c"}}}, {"add": {"rule": {"family": "ip", "table": "t", "chain": "c", "expr": )"
+             R"([{"mangle": {"key": {"meta": {"key": "mark"}}, "value": {"|": [{"meta": {"key": "mark"}})" +
+             ops + "]}}}]}}}]}";
+    };
+    const std::string text = doc(300'000);
+    const auto r = nft::parse_json("binop.json", text);
+    REQUIRE(check_located(r.diagnostics, text) == 1);
+    CHECK(r.diagnostics[0].code == error_code::nesting_too_deep);
+    CHECK(r.diagnostics[0].message == "an expression of 300000 operators nests deeper than 256 levels");
+    CHECK(r.diagnostics[0].where.offset == text.find(",1") + 1 + 2 * 256);  // the 258th operand
+    // at the limit it is read, applied, and printed as text that reads back
+    const auto ok = nft::parse_json("binop.json", doc(256));
+    REQUIRE(ok.ok());
+    const auto rs = nft::to_ruleset(ok.value);
+    REQUIRE(rs.ok());
+    const std::string printed = nft::print(rs.value);
+    CHECK(printed.find("meta mark set meta mark | 0x00000001 | 0x00000001") != std::string::npos);
+    CHECK(parse(printed).ok());
+  }
+
   TEST_CASE("hostile nft: JSON's document tree and side lists count against limits::max_tree_bytes") {
     // The reader's document tree (24 bytes a value, 4 more for each in a container) was not counted: ten
     // million `0`s (20 MB) capped at 40 MB of tree held 528 MB, and no error (a tester's finding).

@@ -727,6 +727,12 @@ const expr* reader::binop_of(const jnode& at, binop op, const jnode& v, const hi
     }
   };
   gather(gather, v);
+  // every operand past the first is a level of the tree (`a | b | c` is `(a | b) | c`), and every walk
+  // of it recurses: as in text, a chain past limits::max_depth operators is refused (300,000 operands
+  // overflowed the stack of the checks after the read)
+  if (k.size() - 1 > max_depth_)
+    fail(*k[max_depth_ + 1], error_code::nesting_too_deep,
+         fmt::format("an expression of {} operators nests deeper than {} levels", k.size() - 1, max_depth_));
   const expr* left = expr_of(*k[0], h);
   // the other operands are of the first one's type (`meta mark & 0xff`, `tcp flags & (syn | ack)`)
   // (not of its width: nft widens the operation to what it is assigned to, `meta mark set ip dscp | 0x40`)
