@@ -401,6 +401,9 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tchain c { type filter hook input priority 0; policy accept }\n}\n"),
              std::string("add table ip t\nadd chain ip t c\nadd rule ip t c jump { accept }\n"),
              std::string("define s = { }\ntable ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { }\n\t}\n}\n"),
+             // an empty set looked up in a rule: "Set is empty"
+             std::string("define e = { }\n") + chain("ip", "ip saddr $e accept"),
+             std::string("define e = { }\n") + chain("ip", "ip saddr { $e } accept"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status != 0);

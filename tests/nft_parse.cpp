@@ -619,6 +619,25 @@ TEST_SUITE("unit") {
     CHECK(u.diagnostics[0].code == error_code::undefined_variable);
   }
 
+  TEST_CASE("nft parse: an empty set from a define cannot be looked up in a rule") {
+    // `define e = { }` is valid; a rule that matches or maps with it is not (nft: "Set is empty"); a set's
+    // `elements = $e` and a set with other elements are (a tester's finding: nflens printed `{  }`)
+    for (const auto& [line, column] : {std::pair{"ip saddr $e accept", 12u}, {"ip saddr != $e accept", 15u},
+                                        {"ip saddr vmap $e", 17u}, {"meta mark set ip saddr map $e", 30u},
+                                        {"ip saddr { $e } accept", 12u}}) {
+      CAPTURE(line);
+      const auto r = parse_text(std::string("define e = { }\ntable ip t {\n\tchain c {\n\t\t") + line + "\n\t}\n}\n");
+      REQUIRE_FALSE(r.ok());
+      const auto& d = r.diagnostics.front();
+      CHECK(d.message == "an empty set (nft: \"Set is empty\")");
+      CHECK(d.file->locate(d.where).line == 4);
+      CHECK(d.file->locate(d.where).column == column);
+    }
+    const auto fine = parse_text("define e = { }\ntable ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = $e\n\t}\n"
+                                 "\tchain c {\n\t\tip saddr { 1.1.1.1, $e } accept\n\t}\n}\n");
+    CHECK_MESSAGE(fine.ok(), errors_of(fine));
+  }
+
   TEST_CASE("nft parse: `set add KEY @name`, the older spelling, is read as `add @name { KEY }`") {
     const std::string decl = "table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic,timeout\n\t}\n\n\tchain c {\n";
     const auto r = parse_text(decl + "\t\tset add ip saddr @s\n\t\tset update ip saddr timeout 1s @s\n\t}\n}\n");

@@ -569,7 +569,26 @@ bool is_terminal(const stmt& s) noexcept {
   if (const auto* v = s.get<verdict_stmt>()) return v->kind != verdict::continue_;
   return s.is<reject_stmt>() || s.is<nat_stmt>() || s.is<queue_stmt>();
 }
+/// An anonymous set of no elements where a rule looks a value up (`ip saddr $empty`, `vmap $empty`,
+/// `map $empty`): only a `define` can make one, and nft refuses it ("Set is empty").
+void check_not_empty(const expr* e) {
+  if (e == nullptr) return;
+  if (const auto* m = e->get<map_expr>()) e = m->mapping();
+  if (const auto* set = e != nullptr ? e->get<set_expr>() : nullptr; set != nullptr && set->elements.empty())
+    throw rule_problem{e->where, error_code::invalid_value, "an empty set (nft: \"Set is empty\")"};
+}
+
 void check_all(family table_family, std::span<const stmt> stmts) {
+  for (const auto& s : stmts) {
+    if (const auto* m = s.get<match_stmt>()) {
+      check_not_empty(m->left);
+      check_not_empty(m->right);
+    } else if (const auto* v = s.get<verdict_map_stmt>()) {
+      check_not_empty(v->mapping);
+    } else if (const auto* g = s.get<mangle_stmt>()) {
+      check_not_empty(g->value);
+    }
+  }
   rule_context c;
   c.table_family = table_family;
   c.several_families = table_family == family::inet || table_family == family::bridge || table_family == family::netdev;
