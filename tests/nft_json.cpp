@@ -494,6 +494,34 @@ TEST_CASE("a listing is read item by item with the same result as one tree") {
   CHECK(other.diagnostics.at(0).message == "expected ':' after an object key, saw '1'");
 }
 
+TEST_CASE("a listing with a table given twice, or a rule of a missing chain, is still read as a listing") {
+  // nft -j -f loads such a listing; nflens read it again as commands, where each rule's handle became a
+  // position ("no rule with handle 100"), and a missing chain was reported nowhere useful (a tester's
+  // findings)
+  const std::string head =
+      R"({"nftables": [{"table": {"family": "ip", "name": "t"}}, {"chain": {"family": "ip", "table": "t", "name": "c"}}, )"
+      R"({"rule": {"family": "ip", "table": "t", "chain": "c", "handle": 100, "expr": [{"accept": null}]}}, )";
+  const auto twice = from_json(head + R"({"table": {"family": "ip", "name": "t"}}, )"
+                                      R"({"rule": {"family": "ip", "table": "t", "chain": "c", "handle": 101, "expr": )"
+                                      R"([{"drop": null}]}}]})");
+  REQUIRE(twice.commands.size() == 1);
+  const auto* t = std::get<const nft::table*>(twice.commands[0].body);
+  REQUIRE(t->chains.size() == 1);
+  REQUIRE(t->chains[0].rules.size() == 2);
+  CHECK(t->chains[0].rules[0].handle == 100);
+  CHECK(t->chains[0].rules[1].handle == 101);
+  const std::string missing = head + "\n" + R"({"rule": {"family": "ip", "table": "t", "chain": "zz", "expr": [{"drop": null}]}}, )" +
+                              "\n" + R"({"rule": {"family": "ip", "table": "t", "chain": "c", "expr": [{"drop": null}]}}]})";
+  const auto r = nft::parse_json("missing.json", missing);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].code == nflens::error_code::object_not_found);
+  CHECK(r.diagnostics[0].message == "chain zz in table ip t does not exist (nft: \"No such file or directory\")");
+  CHECK(r.diagnostics[0].file->locate(r.diagnostics[0].where).line == 2);
+  // the rest is read, as a listing
+  REQUIRE(r.value.commands.size() == 1);
+  CHECK(std::get<const nft::table*>(r.value.commands[0].body)->chains[0].rules.size() == 2);
+}
+
 TEST_CASE("what the schema cannot hold is reported, never dropped silently") {
   const auto s = text(
       "table inet t {\n\tflowtable f {\n\t\thook ingress priority filter\n\t\tdevices = { \"lo\" "

@@ -1860,9 +1860,10 @@ bool is_command_key(std::string_view k) {
          k == "flush" || k == "reset" || k == "rename" || k == "list";
 }
 
-/// Builds table blocks from a listing (bare objects only, each table before its contents, every rule's
-/// chain present). False when the document does not have that shape; nothing is reported then, and the
-/// caller reads it as commands.
+/// Builds table blocks from a listing (bare objects only, each table before its contents). False when
+/// the document does not have that shape (an item of another kind, or of a table it does not hold);
+/// nothing is reported then, and the caller reads it as commands. A rule of a chain the table does not
+/// hold is reported where it is; a table given again changes nothing.
 bool reader::listing(std::span<const item_ref> items, script& out) {
   // Memory: a listing's rules come grouped by chain (nft lists them chain by chain), so each run of
   // rules of one chain goes to the arena when the run ends, and only rules of a chain given in several
@@ -1921,8 +1922,11 @@ bool reader::listing(std::span<const item_ref> items, script& out) {
     const auto [key, v] = single(materialise(*ref.item), "an item of \"nftables\"");
     if (key == "table") {
       const auto t = table_of(*v);
-      if (find(t.fam, t.name) != nullptr) return false;
       flush();
+      if (find(t.fam, t.name) != nullptr) {  // given again: nft adds it again, which changes nothing
+        run_block = nullptr;
+        continue;
+      }
       run_block = nullptr;
       index[{t.fam, t.name}] = blocks.size();
       blocks.emplace_back(t, src_);
@@ -1937,6 +1941,7 @@ bool reader::listing(std::span<const item_ref> items, script& out) {
     }
     const auto [f, tname] = peek(*v);
     block* b = find(f, tname);
+    // objects of a table the document does not hold: it is read as commands (to a table loaded before)
     if (b == nullptr) return false;
     if (key == "chain") {
       std::string_view table_name;
@@ -1946,7 +1951,14 @@ bool reader::listing(std::span<const item_ref> items, script& out) {
     } else if (key == "rule") {
       const auto cname = opt_string(*v, "chain");
       const auto at = b->chain_at.find(cname);
-      if (at == b->chain_at.end()) return false;
+      if (at == b->chain_at.end()) {
+        // refused where it is, as nft refuses it (read again as commands, it was reported nowhere useful)
+        sink_.error(error_code::object_not_found, v->where,
+                    fmt::format("chain {} in table {} {} does not exist (nft: \"No such file or directory\")", cname,
+                                name(f), tname));
+        if (sink_.full()) throw schema_error{};
+        continue;
+      }
       if (b != run_block || at->second != run_chain) {
         flush();
         run_block = b;
