@@ -473,6 +473,8 @@ TEST_SUITE("unit") {
     REQUIRE(check_located(z.diagnostics, zeros) == 1);
     CHECK(z.diagnostics[0].code == error_code::tree_too_large);
     CHECK(z.diagnostics[0].message.find("while the document was read") != std::string::npos);
+    CHECK(z.diagnostics[0].where.offset > 1000);  // where the reading stopped, not 1:1
+    CHECK(z.diagnostics[0].where.offset < zeros.size());
     CHECK(z.value.sources.front()->tree_peak() <= capped.limits.max_tree_bytes);
 
     // One command of a million elements: they are built in the arena (a list on the side held them twice),

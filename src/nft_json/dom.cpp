@@ -134,6 +134,9 @@ class jparser {
     return true;
   }
 
+  /// Where the parse is in the text.
+  [[nodiscard]] std::size_t position() const noexcept { return i_; }
+
   bool run_at(span where, std::uint32_t depth) {
     reset();
     i_ = where.offset;
@@ -510,7 +513,14 @@ class jparser {
 };
 
 bool jdoc::parse(source& src, diagnostic_sink& sink, std::uint32_t max_depth, bool defer_items) {
-  const bool ok = jparser(*this, src, sink, max_depth, defer_items).run();
+  jparser p(*this, src, sink, max_depth, defer_items);
+  bool ok = false;
+  try {
+    ok = p.run();
+  } catch (const arena_exhausted&) {
+    reached_ = p.position();
+    throw;
+  }
   // the document stays while its items are read into an AST that grows to about the size of the text:
   // give back what doubling reserved
   nodes_.shrink_to_fit();

@@ -51,6 +51,8 @@ class jdoc {
   bool parse_value(source& src, diagnostic_sink& sink, std::uint32_t max_depth, span where, std::uint32_t depth);
 
   [[nodiscard]] const jnode& root() const noexcept { return nodes_[0]; }
+  /// Where `parse` was in the text when the tree outgrew its cap (`arena_exhausted`).
+  [[nodiscard]] std::size_t reached() const noexcept { return reached_; }
   [[nodiscard]] const jnode& node(std::uint32_t i) const noexcept { return nodes_[i]; }
   /// Children of an array, or key/value indexes of an object (alternating).
   [[nodiscard]] std::span<const std::uint32_t> kids(const jnode& n) const noexcept {
@@ -70,6 +72,7 @@ class jdoc {
   detail::node_stack<jnode> nodes_;
   detail::node_stack<std::uint32_t> kids_;
   detail::node_stack<std::string_view> decoded_;
+  std::size_t reached_ = 0;
 };
 
 /// `"object"`, `"array"`, ... for messages.

@@ -2215,7 +2215,7 @@ result<script> parse_json(std::string name, std::string text, const json_parse_o
       rd->document(r.value);
     }
   } catch (const arena_exhausted&) {
-    sink.error(error_code::tree_too_large, rd ? rd->item_at() : span{},
+    sink.error(error_code::tree_too_large, rd ? rd->item_at() : span{static_cast<std::uint32_t>(doc.reached()), 1},
                fmt::format("the syntax tree outgrew the limit of {} bytes (limits::max_tree_bytes) {}; the rest of "
                            "the input was not read",
                            o.limits.max_tree_bytes, rd ? "in this item" : "while the document was read"));
