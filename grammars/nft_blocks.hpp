@@ -394,17 +394,61 @@ struct rename_new_name : identifier {};
 struct rename_cmd : seq<kw_chain, sp, chain_spec, sp1, rename_new_name> {};
 
 /// The forms of `list`, `reset`, `monitor`, `describe`, `import`, `export` that query rather than
-/// change the ruleset: kept as commands with their words, not interpreted further.
-struct query_word : sor<family_spec, identifier, quoted_string> {};
-struct query_args : star<sp1, sor<handle_spec, query_word>> {};
-/// `list`, `reset`, `import` and `export` name what they act on (`list ruleset`, `export ruleset json`);
-/// only `monitor` stands alone.
-struct query_object : plus<sp1, sor<handle_spec, query_word>> {};
-struct list_cmd : query_object {};
-struct reset_cmd : query_object {};
-struct monitor_cmd : query_args {};
-struct import_cmd : query_object {};
-struct export_cmd : query_object {};
+/// change the ruleset: kept as commands with their text, not interpreted further, but read as nft reads
+/// them (parser_bison.y `list_cmd`, `reset_cmd`, `monitor_cmd`, `import_cmd`, `export_cmd`): `list set`
+/// without a set, `reset ruleset` and `export ruleset` without a format are refused as nft refuses them.
+struct query_name : sor<identifier, quoted_string> {};
+/// `[family] table` (`table_spec`); `... name` (`chain_spec`, `set_spec`, `obj_spec`, `flowtable_spec`).
+struct query_table : seq<opt<family_spec, sp1>, query_name> {};
+struct query_named : seq<query_table, sp1, query_name> {};
+/// `[family]` (`ruleset_spec`).
+struct query_ruleset : opt<sp1, family_spec> {};
+/// `table T`, `T`, or `[family]` (`list_cmd_spec_any`).
+struct query_any : sor<seq<sp1, kw_table, sp1, query_table>, seq<sp1, family_spec, sp1, query_name>,
+                       seq<sp1, not_at<family_spec, sp, sor<eof, one<';', '\n', '#'>>>, query_name>, query_ruleset> {};
+template <class Word, class Spec>
+struct query_form : seq<Word, Spec> {};
+/// `json`, `xml`, `vm json` (`markup_format`).
+struct markup_format : sor<NFLENS_NFT_KW("json"), NFLENS_NFT_KW("xml"), seq<NFLENS_NFT_KW("vm"), sp1, NFLENS_NFT_KW("json")>> {};
+struct ct_query_kind : sor<kw_helper, kw_timeout, kw_expectation> {};
+struct ct_query_kinds : sor<NFLENS_NFT_KW("helpers"), NFLENS_NFT_KW("timeouts"), NFLENS_NFT_KW("expectations")> {};
+struct list_cmd
+    : seq<sp1, sor<query_form<kw_table, seq<sp1, query_table>>, query_form<NFLENS_NFT_KW("tables"), query_ruleset>,
+                   query_form<kw_chain, seq<sp1, query_named>>, query_form<NFLENS_NFT_KW("chains"), query_ruleset>,
+                   query_form<NFLENS_NFT_KW("sets"), query_any>, query_form<kw_set, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("counters"), query_any>, query_form<kw_counter, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("quotas"), query_any>, query_form<kw_quota, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("limits"), query_any>, query_form<kw_limit, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("secmarks"), query_any>, query_form<kw_secmark, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("synproxys"), query_any>, query_form<kw_synproxy, seq<sp1, query_named>>,
+                   query_form<kw_ruleset, query_ruleset>,
+                   query_form<seq<kw_flow, sp1, NFLENS_NFT_KW("tables")>, query_ruleset>,
+                   query_form<seq<kw_flow, sp1, kw_table>, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("meters"), query_ruleset>, query_form<kw_meter, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("flowtables"), query_any>, query_form<kw_flowtable, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("maps"), query_any>, query_form<kw_map, seq<sp1, query_named>>,
+                   query_form<seq<kw_ct, sp1, ct_query_kinds>, seq<sp1, kw_table, sp1, query_table>>,
+                   query_form<seq<kw_ct, sp1, ct_query_kind>, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("hooks"), seq<query_ruleset, opt<sp1, kw_device, sp1, query_name>>>,
+                   query_form<NFLENS_NFT_KW("tunnels"), query_any>, query_form<kw_tunnel, seq<sp1, query_named>>>> {};
+/// `reset element T S { ... }`: the elements are read as `get element` reads them.
+struct reset_element : seq<kw_element, sp, set_spec, sp, element_list> {};
+struct reset_cmd
+    : seq<sp1, sor<query_form<NFLENS_NFT_KW("counters"), query_any>, query_form<kw_counter, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("quotas"), query_any>, query_form<kw_quota, seq<sp1, query_named>>,
+                   query_form<NFLENS_NFT_KW("rules"), sor<seq<sp1, kw_chain, sp1, query_named>, seq<sp1, query_named>,
+                                                          seq<sp1, kw_table, sp1, query_table>, query_any>>,
+                   query_form<kw_rule, seq<sp1, query_named, sp1, handle_spec>>, reset_element,
+                   query_form<kw_set, seq<sp1, query_named>>, query_form<kw_map, seq<sp1, query_named>>>> {};
+/// `monitor [EVENT] [tables|chains|sets|rules|elements|ruleset|trace] [json|xml]` (`monitor_cmd`; the
+/// event, `new` or `destroy`, is any word to nft's parser and checked when it runs).
+struct monitor_object : sor<NFLENS_NFT_KW("tables"), NFLENS_NFT_KW("chains"), NFLENS_NFT_KW("sets"), NFLENS_NFT_KW("rules"),
+                            NFLENS_NFT_KW("elements"), kw_ruleset, NFLENS_NFT_KW("trace")> {};
+struct monitor_event : seq<not_at<sor<monitor_object, markup_format>>, identifier> {};
+struct monitor_cmd : seq<opt<sp1, monitor_event>, opt<sp1, monitor_object>, opt<sp1, markup_format>> {};
+/// `import|export [ruleset] json|xml|vm json` (`import_cmd`, `export_cmd`).
+struct import_cmd : seq<sp1, opt<kw_ruleset, sp1>, markup_format> {};
+struct export_cmd : seq<sp1, opt<kw_ruleset, sp1>, markup_format> {};
 struct describe_cmd : seq<sp1, expr> {};
 
 struct verb_add : kw_add {};

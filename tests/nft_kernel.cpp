@@ -401,6 +401,9 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tchain c { type filter hook input priority 0; policy accept }\n}\n"),
              std::string("add table ip t\nadd chain ip t c\nadd rule ip t c jump { accept }\n"),
              std::string("define s = { }\ntable ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { }\n\t}\n}\n"),
+             // query commands nft reads no further
+             std::string("list set\n"), std::string("list chain ip t\n"), std::string("reset ruleset\n"),
+             std::string("export ruleset\n"), std::string("import ruleset\n"), std::string("monitor foo bar\n"),
              // an empty set looked up in a rule: "Set is empty"
              std::string("define e = { }\n") + chain("ip", "ip saddr $e accept"),
              std::string("define e = { }\n") + chain("ip", "ip saddr { $e } accept"),

@@ -4095,6 +4095,8 @@ struct query_action {
   static void apply0(state& st) { st.cmd.what = command_object::other; }
 };
 template <>
+struct action<g::reset_element> : action<g::get_cmd> {};
+template <>
 struct action<g::list_cmd> : query_action {};
 template <>
 struct action<g::reset_cmd> : query_action {};
