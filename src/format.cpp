@@ -39,9 +39,9 @@ bool is_counter_prefix(std::string_view s) noexcept {
 }  // namespace
 
 std::optional<input_format> detect_format(std::string_view text) noexcept {
-  static constexpr std::array<std::string_view, 16> nft_words{
-      "table", "add",   "create", "insert",  "replace", "delete", "destroy", "flush",
-      "reset", "rename", "define", "include", "list",    "chain",  "redefine", "undefine"};
+  static constexpr std::array<std::string_view, 21> nft_words{
+      "table",   "add",     "create",  "insert", "replace", "delete",   "destroy",  "flush",  "reset",  "rename", "define",
+      "include", "list",    "chain",   "redefine", "undefine", "get",   "describe", "monitor", "import", "export"};
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t eol = text.find('\n', pos);

@@ -16,6 +16,9 @@ TEST_SUITE("unit") {
     CHECK(detect_format("#!/usr/sbin/nft -f\n\nflush ruleset\n") == input_format::nft);
     CHECK(detect_format("add table ip kube-proxy { comment \"rules\" ; }\n") == input_format::nft);
     CHECK(detect_format("define x = 1\n") == input_format::nft);
+    for (const char* query : {"describe tcp dport\n", "monitor\n", "get element ip t s { 1.1.1.1 }\n",
+                              "export json\n", "import ruleset json\n"})
+      CHECK(detect_format(query) == input_format::nft);
     CHECK(detect_format("{\"nftables\": []}") == input_format::nft_json);
     CHECK(detect_format("  [ {\"add\": {}} ]") == input_format::nft_json);
     CHECK_FALSE(detect_format(""));
