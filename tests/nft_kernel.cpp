@@ -456,6 +456,12 @@ TEST_SUITE("kernel") {
                      "\t\tset add ip saddr @s\n\t\tset update ip saddr timeout 1s @s\n\t\tset delete ip saddr @s\n\t}\n}\n"}});
   }
 
+  TEST_CASE("nft kernel: a synproxy object without settings loads, and is listed so") {
+    // a tester's finding: nflens asked for mss and wscale
+    check_sequence({{"table ip t {\n\tsynproxy s {\n\t}\n\tsynproxy u {\n\t\tcomment \"x\"\n\t}\n"
+                     "\tsynproxy v {\n\t\tmss 1460\n\t\twscale 7\n\t}\n}\n"}});
+  }
+
   TEST_CASE("nft kernel: of two `elements =` in a set or map block, the last is loaded") {
     // a tester's finding: nflens joined them
     check_sequence({{"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { 1.1.1.1 }\n\t\telements = { 2.2.2.2 }\n"

@@ -3534,11 +3534,12 @@ template <>
 struct action<g::ct_expect_block> : object_block_action {};
 template <>
 struct action<g::secmark_block> : object_block_action {};
-// nft's synproxy_config asks for both `mss N` and `wscale N` in an object (they are what it programs).
+// nft's synproxy_config takes `mss N` and `wscale N` together in an object (they are what it programs),
+// or neither: `synproxy s { }` loads, and is listed so.
 template <class In>
 void require_synproxy_config(const In& in, const state& st) {
   const auto* s = std::get_if<synproxy_stmt>(&st.cur_object.body);
-  if (s == nullptr || s->present != 3)
+  if (s != nullptr && s->present != 0 && s->present != 3)
     st.fail(in, error_code::missing_argument,
             fmt::format("synproxy object '{}' needs both mss and wscale", st.obj_name));
 }
