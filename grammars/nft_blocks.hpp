@@ -261,12 +261,14 @@ struct ct_helper_block : block<ct_helper_items> {};
 struct ct_protocol : seq<kw_protocol, sp, ct_l4proto> {};
 struct timeout_state_name : identifier {};
 struct timeout_state : seq<timeout_state_name, sp, one<':'>, sp, time_value> {};
-struct timeout_policy : seq<kw_policy, sp, one<'='>, sp, one<'{'>, nl_ws, list<timeout_state, set_list_sep>, opt<set_list_sep>, nl_ws, one<'}'>> {};
+/// `policy = { established: 100, close: 5s }` (`timeout_states`: no comma after the last).
+struct timeout_policy : seq<kw_policy, sp, one<'='>, sp, one<'{'>, nl_ws, list<timeout_state, set_list_sep>, nl_ws, one<'}'>> {};
 struct ct_timeout_items
     : item_list<sor<block_item<common_block>, block_item<sor<ct_protocol, ct_l3proto, timeout_policy>>, free_item<obj_comment>>> {};
 struct ct_timeout_block : block<ct_timeout_items> {};
 struct ct_expect_dport : seq<kw_dport, sp, number> {};
-struct ct_expect_timeout : seq<kw_timeout, sp, time_value> {};
+/// `timeout 3s`: a time with its unit (`time_spec`; a bare number is refused).
+struct ct_expect_timeout : seq<kw_timeout, sp, timestring> {};
 struct ct_expect_size : seq<kw_size, sp, number> {};
 struct ct_expect_items
     : item_list<sor<block_item<common_block>, block_item<sor<ct_protocol, ct_expect_dport, ct_expect_timeout, ct_expect_size, ct_l3proto>>, free_item<obj_comment>>> {};

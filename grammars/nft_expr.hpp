@@ -427,7 +427,7 @@ struct set_list_expr : seq<set_list_member_expr, star<set_list_sep, opt<set_list
 /// one (nft refuses `{ }` everywhere but in a `define`).
 struct set_expr : seq<one<'{'>, nl_ws, set_list_expr, nl_ws, one<'}'>> {};
 /// `{ }`: the empty set, only the value of a `define` (parser_bison.y `initializer_expr`).
-struct empty_set_expr : seq<one<'{'>, nl_ws, one<'}'>> {};
+struct empty_set_expr : seq<one<'{'>, sp, one<'}'>> {};
 
 // ---------------------------------------------------------------------------------------------------
 // The left side (`primary_expr` ... `concat_expr`, `map_expr`)

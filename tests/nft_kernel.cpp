@@ -401,6 +401,14 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tchain c { type filter hook input priority 0; policy accept }\n}\n"),
              std::string("add table ip t\nadd chain ip t c\nadd rule ip t c jump { accept }\n"),
              std::string("define s = { }\ntable ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { }\n\t}\n}\n"),
+             // settings given twice, a bare number for a time, a trailing comma (a tester's findings)
+             std::string("table ip t {\n\tcomment \"a\"\n\tcomment \"b\"\n}\n"),
+             std::string("table ip t {\n\tchain c {\n\t\tcomment \"a\"\n\t\tcomment \"b\"\n\t}\n}\n"),
+             std::string("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tcomment \"a\"\n\t\tcomment \"b\"\n\t}\n}\n"),
+             chain("ip", "type filter hook input priority 0; policy drop; policy accept;"),
+             std::string("table ip t {\n\tct expectation e {\n\t\tprotocol tcp; dport 22; timeout 10; size 3;\n\t}\n}\n"),
+             std::string("table ip t {\n\tct timeout x {\n\t\tprotocol tcp; policy = { established: 100, };\n\t}\n}\n"),
+             std::string("define x = {\n}\n"),
              // query commands nft reads no further
              std::string("list set\n"), std::string("list chain ip t\n"), std::string("reset ruleset\n"),
              std::string("export ruleset\n"), std::string("import ruleset\n"), std::string("monitor foo bar\n"),

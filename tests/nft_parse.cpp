@@ -619,6 +619,25 @@ TEST_SUITE("unit") {
     CHECK(u.diagnostics[0].code == error_code::undefined_variable);
   }
 
+  TEST_CASE("nft parse: a comment or a chain policy given twice is refused, as nft refuses it") {
+    for (const auto& [text, line] :
+         {std::pair{"table ip t {\n\tcomment \"a\"\n\tcomment \"b\"\n}\n", 3u},
+          {"table ip t {\n\tchain c {\n\t\tcomment \"a\"\n\t\tcomment \"b\"\n\t}\n}\n", 4u},
+          {"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tcomment \"a\"\n\t\tcomment \"b\"\n\t}\n}\n", 5u},
+          {"table ip t {\n\tchain c {\n\t\ttype filter hook input priority 0; policy drop\n\t\tpolicy accept\n\t}\n}\n", 4u}}) {
+      CAPTURE(text);
+      const auto r = parse_text(text);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.diagnostics.front().code == error_code::duplicate_option);
+      CHECK(r.diagnostics.front().file->locate(r.diagnostics.front().where).line == line);
+    }
+    // one of each in two tables, chains and sets is fine
+    const auto fine = parse_text("table ip t {\n\tcomment \"a\"\n\tchain c {\n\t\tcomment \"a\"\n\t}\n\tchain d {\n\t\t"
+                                 "comment \"b\"\n\t}\n}\ntable ip u {\n\tcomment \"b\"\n\tset s {\n\t\ttype ipv4_addr\n\t\t"
+                                 "comment \"a\"\n\t}\n\tset r {\n\t\ttype ipv4_addr\n\t\tcomment \"b\"\n\t}\n}\n");
+    CHECK_MESSAGE(fine.ok(), errors_of(fine));
+  }
+
   TEST_CASE("nft parse: list, reset, monitor, import and export are read as nft reads them") {
     // parser_bison.y `list_cmd`, `reset_cmd`, `monitor_cmd`, `import_cmd`, `export_cmd` (nft 1.1): kept as
     // commands with their text; before, any words after the verb were taken

@@ -222,6 +222,8 @@ struct mark {
 struct chain_ctx {
   chain decl;
   std::uint32_t rules_mark = 0;
+  bool policy_given = false;
+  bool comment_given = false;
 };
 
 /// Parts of the statement being parsed.
@@ -401,6 +403,8 @@ struct state {
   table_info table;
   set cur_set;
   span set_elements_at{};  ///< the set block's `elements =` so far (empty: none)
+  bool set_comment_given = false;
+  bool table_comment_given = false;
   flowtable cur_flowtable;
   object cur_object;
   std::uint32_t table_marks[4] = {};
@@ -2953,6 +2957,9 @@ template <>
 struct action<g::policy_spec> {
   template <class In>
   static void apply(const In& in, state& st) {
+    auto& ctx = st.chain_stack.back();
+    if (ctx.policy_given) st.fail(in, error_code::duplicate_option, "chain policy given twice (nft: \"you cannot set chain policy twice\")");
+    ctx.policy_given = true;
     const std::string_view t = text(in);
     if (t.find('$') == std::string_view::npos) return;
     const expr e = st.pop();
@@ -2969,11 +2976,20 @@ template <>
 struct action<g::chain_flags_spec> {
   static void apply0(state& st) { st.chain_stack.back().decl.offload = true; }
 };
+/// nft takes one comment per table, chain, set or map ("You can only specify this once").
+template <class In, class Text>
+void set_comment_once(const In& in, state& st, Text& comment, bool given) {
+  if (given) st.fail(in, error_code::duplicate_option, "comment given twice (nft: \"You can only specify this once\")");
+  comment = st.rule_comment;
+  st.rule_comment = {};
+}
 template <>
 struct action<g::chain_comment> {
-  static void apply0(state& st) {
-    st.chain_stack.back().decl.comment = st.rule_comment;
-    st.rule_comment = {};
+  template <class In>
+  static void apply(const In& in, state& st) {
+    auto& c = st.chain_stack.back();
+    set_comment_once(in, st, c.decl.comment, c.comment_given);
+    c.comment_given = true;
   }
 };
 template <>
@@ -3014,6 +3030,7 @@ struct set_open_action {
     st.cur_set.name = st.set_name;
     st.cur_set.is_map = std::is_same_v<Items, g::block_items<g::map_block_item>>;
     st.set_elements_at = {};
+    st.set_comment_given = false;
   }
 };
 template <>
@@ -3213,9 +3230,10 @@ struct action<g::set_elements> {
 };
 template <>
 struct action<g::set_comment> {
-  static void apply0(state& st) {
-    st.cur_set.comment = st.rule_comment;
-    st.rule_comment = {};
+  template <class In>
+  static void apply(const In& in, state& st) {
+    set_comment_once(in, st, st.cur_set.comment, st.set_comment_given);
+    st.set_comment_given = true;
   }
 };
 template <>
@@ -3606,6 +3624,7 @@ struct action<g::block_brace<g::block_items<g::table_block_item>>> {
   template <class In>
   static void apply(const In& in, state& st) {
     st.table = table_info{};
+    st.table_comment_given = false;
     st.table.file = &st.src;
     st.table.where = st.span_of(in);
     st.table.fam = st.fam;
@@ -3655,9 +3674,10 @@ struct action<g::table_flag> {
 };
 template <>
 struct action<g::table_comment> {
-  static void apply0(state& st) {
-    st.table.comment = st.rule_comment;
-    st.rule_comment = {};
+  template <class In>
+  static void apply(const In& in, state& st) {
+    set_comment_once(in, st, st.table.comment, st.table_comment_given);
+    st.table_comment_given = true;
   }
 };
 
