@@ -784,6 +784,19 @@ class parser {
   }
 
   table* open_table();
+  /// Starts a table block (`*name`, or the implicit one of lenient input) and makes it the current one.
+  table& add_table(table_id id, span where, bool implicit) {
+    src_.charge(sizeof(table));  // the table list is part of the tree (limits::max_tree_bytes)
+    table t;
+    t.id = id;
+    t.file = &src_;
+    t.where = where;
+    reserve(t);
+    out_.tables.push_back(std::move(t));
+    table_ = static_cast<int>(out_.tables.size()) - 1;
+    implicit_table_ = implicit;
+    return out_.tables.back();
+  }
   // Room for the rest of the input: untouched capacity costs address space, not memory. Large
   // vectors ask for transparent huge pages (fewer page faults while they fill). Only the first block of
   // each table gets it (at most five reservations): a file of 40,000 `*filter` blocks reserved the rest
@@ -1248,15 +1261,7 @@ void parser::line_end() {
                                 table_name(table_id_)));
         if (sink_.full()) throw stop_parsing{};
       }
-      src_.charge(sizeof(table));  // the table list is part of the tree (limits::max_tree_bytes)
-      table t;
-      t.id = table_id_;
-      t.file = &src_;
-      t.where = where;
-      reserve(t);
-      out_.tables.push_back(std::move(t));
-      table_ = static_cast<int>(out_.tables.size()) - 1;
-      implicit_table_ = false;
+      add_table(table_id_, where, false);
       return;
     }
     case line_kind::commit: {
@@ -1331,18 +1336,7 @@ void parser::end_of_input() {
 table* parser::open_table() {
   if (table_ >= 0 && !out_.tables[static_cast<std::size_t>(table_)].committed)
     return &out_.tables[static_cast<std::size_t>(table_)];
-  if (opts_.lenient) {
-    src_.charge(sizeof(table));
-    table t;
-    t.id = opts_.lenient_table;
-    t.file = &src_;
-    t.where = {content_begin_, 0};
-    reserve(t);
-    out_.tables.push_back(std::move(t));
-    table_ = static_cast<int>(out_.tables.size()) - 1;
-    implicit_table_ = true;
-    return &out_.tables.back();
-  }
+  if (opts_.lenient) return &add_table(opts_.lenient_table, {content_begin_, 0}, true);
   sink_.error(
       error_code::outside_table, {content_begin_, content_end_ - content_begin_},
       "line outside a table block (expected `*filter`, `*nat`, ... first; --lenient reads `iptables -S` lines)");

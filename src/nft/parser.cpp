@@ -459,9 +459,15 @@ struct state {
     };
     if (const auto* set = e.get<set_expr>()) {
       count_merged(set->elements.size(), where);
-      for (const auto& el : set->elements)
-        if (el.data != nullptr || el.options != nullptr || !name_of(*el.key)) return false;
-      for (const auto& el : set->elements) names.push_back(*name_of(*el.key));
+      const std::size_t mark = names.size();
+      for (const auto& el : set->elements) {
+        const auto name = el.data == nullptr && el.options == nullptr ? name_of(*el.key) : std::nullopt;
+        if (!name) {
+          names.resize(mark);  // none of a set that is not all names
+          return false;
+        }
+        names.push_back(*name);
+      }
       return true;
     }
     const auto name = name_of(e);
