@@ -250,7 +250,9 @@ struct table_name : plain_chars {};
 struct trailing_comment : seq<blanks, opt<one<'#'>, star<not_one<'\n'>>>> {};
 // *filter
 struct table_header : seq<one<'*'>, must<table_name>, opt<trailing_comment>> {};
-struct chain_name : plain_chars {};
+// `:a"b`: iptables-restore takes a declaration's name as written, quotes and all (not decoded as a
+// command's words are), and iptables-save prints a chain named `a"b` so.
+struct chain_name : plus<sor<plain_chars, one<'"'>>> {};
 struct policy_name : plain_chars {};
 // :INPUT ACCEPT [0:0]   :KUBE-SERVICES - [0:0]   (the policy of a user chain is ignored; `:foo [0:0]` loads)
 struct chain_policy_and_counters : sor<seq<counters, word_end>, seq<policy_name, opt<blanks, counters>>> {};

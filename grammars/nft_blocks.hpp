@@ -183,8 +183,9 @@ struct set_type_key : seq<kw_type, sp, data_type_expr> {};
 struct set_typeof_key : seq<kw_typeof, sp, typeof_expr> {};
 struct set_flag_word : identifier {};
 struct set_flags_spec : seq<kw_flags, sp, list<set_flag_word, seq<sp, one<','>, sp>>> {};
-struct set_timeout : seq<kw_timeout, sp, time_value> {};
-struct set_gc_interval : seq<kw_gc_interval, sp, time_value> {};
+/// A set's times take a unit (`time_spec`: `timeout 10` is refused).
+struct set_timeout : seq<kw_timeout, sp, timestring> {};
+struct set_gc_interval : seq<kw_gc_interval, sp, timestring> {};
 struct set_size_value : number {};
 struct set_size : seq<kw_size, sp, set_size_value> {};
 struct set_policy_performance : kw_performance {};
@@ -217,9 +218,10 @@ struct map_data_type : list<type_identifier, seq<sp, one<'.'>, sp>> {};
 struct map_data_typeof : seq<typeof_expr> {};
 struct map_type_key : seq<kw_type, sp, data_type_expr, sp, one<':'>, sp, sor<seq<map_obj_type, not_at<sp, one<'.'>>>, seq<opt<map_data_interval, sp1>, map_data_type>>> {};
 struct map_typeof_key : seq<kw_typeof, sp, typeof_expr, sp, one<':'>, sp, sor<seq<map_obj_type, not_at<sp, one<'.'>>>, seq<opt<map_data_interval, sp1>, map_data_typeof>, map_data_type>> {};
-struct map_block_item : sor<common_block, map_type_key, map_typeof_key, set_flags_spec, set_timeout, set_gc_interval, set_size, set_policy, set_auto_merge, set_elements, set_comment, set_stateful> {};
+/// (no `auto-merge` in a map: `map_block` has none)
+struct map_block_item : sor<common_block, map_type_key, map_typeof_key, set_flags_spec, set_timeout, set_gc_interval, set_size, set_policy, set_elements, set_comment, set_stateful> {};
 template <>
-struct block_item<map_block_item> : sor<free_item<set_free_item>, seq<map_block_item, sp, stmt_separator>> {};
+struct block_item<map_block_item> : sor<free_item<set_elements>, seq<map_block_item, sp, stmt_separator>> {};
 struct map_block : block<block_items<map_block_item>> {};
 
 // ---------------------------------------------------------------------------------------------------
@@ -399,9 +401,10 @@ struct rename_cmd : seq<kw_chain, sp, chain_spec, sp1, rename_new_name> {};
 /// change the ruleset: kept as commands with their text, not interpreted further, but read as nft reads
 /// them (parser_bison.y `list_cmd`, `reset_cmd`, `monitor_cmd`, `import_cmd`, `export_cmd`): `list set`
 /// without a set, `reset ruleset` and `export ruleset` without a format are refused as nft refuses them.
-struct query_name : sor<identifier, quoted_string> {};
-/// `[family] table` (`table_spec`); `... name` (`chain_spec`, `set_spec`, `obj_spec`, `flowtable_spec`).
-struct query_table : seq<opt<family_spec, sp1>, query_name> {};
+struct query_name : identifier {};
+/// `[family] table` (`table_spec`: a family word is the family, and a name must follow it); `... name`
+/// (`chain_spec`, `set_spec`, `obj_spec`, `flowtable_spec`).
+struct query_table : sor<seq<family_spec, sp1, query_name>, seq<not_at<family_spec>, query_name>> {};
 struct query_named : seq<query_table, sp1, query_name> {};
 /// `[family]` (`ruleset_spec`).
 struct query_ruleset : opt<sp1, family_spec> {};

@@ -400,8 +400,9 @@ struct set_ref_expr : seq<one<'@'>, sp, identifier> {};
 struct set_elem_stmt;
 /// The value of `timeout`/`expires`: a time string or a number of seconds.
 struct time_value : sor<timestring, number> {};
-struct set_elem_timeout : seq<kw_timeout, sp, time_value> {};
-struct set_elem_expires : seq<kw_expires, sp, time_value> {};
+/// An element's times take a unit (`set_elem_time_spec`, `time_spec`: `timeout 10` is refused).
+struct set_elem_timeout : seq<kw_timeout, sp, timestring> {};
+struct set_elem_expires : seq<kw_expires, sp, timestring> {};
 struct set_elem_comment;
 struct set_elem_option : sor<set_elem_timeout, set_elem_expires, set_elem_comment, set_elem_stmt> {};
 struct set_elem_begin : pegtl::success {};

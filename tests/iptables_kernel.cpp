@@ -347,6 +347,8 @@ TEST_SUITE("kernel") {
   }
 
   TEST_CASE("iptables kernel: a command's words may be quoted, and iptables-save prints them unquoted") {
+    // a declaration's name is taken as written, quotes and all
+    check_sequence({"*filter\n:INPUT ACCEPT [0:0]\n:a\"b - [0:0]\n:\"x\" - [0:0]\nCOMMIT\n"}, false);
     // (a name with an escaped quote loads too, but iptables-save prints it as `a"b`, which iptables-restore
     // then cannot read back: the unit suite covers it)
     check_sequence({"*filter\n:INPUT ACCEPT [0:0]\n-N \"ab\"\n-A \"ab\" -m \"comment\" --comment x -j \"ACCEPT\"\n"

@@ -409,6 +409,15 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tct expectation e {\n\t\tprotocol tcp; dport 22; timeout 10; size 3;\n\t}\n}\n"),
              std::string("table ip t {\n\tct timeout x {\n\t\tprotocol tcp; policy = { established: 100, };\n\t}\n}\n"),
              std::string("define x = {\n}\n"),
+             std::string("table ip t {\n\tcounter c {\n\t\tcomment \"a\"\n\t\tcomment \"b\"\n\t}\n}\n"),
+             std::string("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\ttimeout 10\n\t}\n}\n"),
+             std::string("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t\telements = { 1.1.1.1 timeout 7 "
+                         "}\n\t}\n}\n"),
+             std::string("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : mark\n\t\tflags interval\n\t\tauto-merge\n\t}\n}\n"),
+             std::string("table ip t {\n\tsynproxy s {\n\t\ttimestamp sack-perm\n\t}\n}\n"),
+             std::string("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic\n\t}\n\tchain c {\n\t\tadd @s { ip "
+                         "saddr comment \"a\" }\n\t}\n}\n"),
+             std::string("list table ip\n"),
              // query commands nft reads no further
              std::string("list set\n"), std::string("list chain ip t\n"), std::string("reset ruleset\n"),
              std::string("export ruleset\n"), std::string("import ruleset\n"), std::string("monitor foo bar\n"),
@@ -462,6 +471,11 @@ TEST_SUITE("kernel") {
   TEST_CASE("nft kernel: `set add KEY @name` is the set statement nft lists as `add @name { KEY }`") {
     check_sequence({{"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic,timeout\n\t}\n\tchain c {\n"
                      "\t\tset add ip saddr @s\n\t\tset update ip saddr timeout 1s @s\n\t\tset delete ip saddr @s\n\t}\n}\n"}});
+  }
+
+  TEST_CASE("nft kernel: a set keeps its last `flags` line, a map adds them up") {
+    check_sequence({{"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\tflags timeout\n\t}\n"
+                     "\tmap m {\n\t\ttype ipv4_addr : mark\n\t\tflags interval\n\t\tflags timeout\n\t}\n}\n"}});
   }
 
   TEST_CASE("nft kernel: a synproxy object without settings loads, and is listed so") {

@@ -638,6 +638,36 @@ TEST_SUITE("unit") {
     CHECK_MESSAGE(fine.ok(), errors_of(fine));
   }
 
+  TEST_CASE("nft parse: settings nft takes once, times with their unit, flags as nft combines them") {
+    // a second tester's findings; the kernel suite checks each against nft
+    for (const auto& [text, code] : std::initializer_list<std::pair<const char*, error_code>>{
+             {"table ip t {\n\tcounter c {\n\t\tcomment \"a\"\n\t\tcomment \"b\"\n\t}\n}\n", error_code::duplicate_option},
+             {"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { 1.1.1.1 comment \"a\" comment \"b\" }\n\t}\n}\n",
+              error_code::duplicate_option},
+             {"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic\n\t}\n\tchain c {\n\t\tadd @s { ip saddr "
+              "comment \"a\" }\n\t}\n}\n",
+              error_code::invalid_value},
+             {"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\ttimeout 10\n\t}\n}\n", error_code::syntax},
+             {"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tgc-interval 5\n\t}\n}\n", error_code::syntax},
+             {"table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t\telements = { 1.1.1.1 timeout 7 }\n\t}\n}\n",
+              error_code::syntax},
+             {"table ip t {\n\tmap m {\n\t\ttype ipv4_addr : mark\n\t\tflags interval\n\t\tauto-merge\n\t}\n}\n",
+              error_code::syntax},
+             {"table ip t {\n\tsynproxy s {\n\t\ttimestamp sack-perm\n\t}\n}\n", error_code::missing_argument}}) {
+      CAPTURE(text);
+      const auto r = parse_text(text);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.diagnostics.front().code == code);
+    }
+    // a set keeps its last `flags` line, a map adds them up
+    const auto flags = parse_text("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\tflags timeout\n\t}\n"
+                                  "\tmap m {\n\t\ttype ipv4_addr : mark\n\t\tflags interval\n\t\tflags timeout\n\t}\n}\n");
+    REQUIRE_MESSAGE(flags.ok(), errors_of(flags));
+    const auto* t = std::get<const table*>(flags.value.commands[0].body);
+    CHECK(t->sets[0].flags == static_cast<std::uint8_t>(set_flag::timeout));
+    CHECK(t->sets[1].flags == (static_cast<std::uint8_t>(set_flag::timeout) | static_cast<std::uint8_t>(set_flag::interval)));
+  }
+
   TEST_CASE("nft parse: list, reset, monitor, import and export are read as nft reads them") {
     // parser_bison.y `list_cmd`, `reset_cmd`, `monitor_cmd`, `import_cmd`, `export_cmd` (nft 1.1): kept as
     // commands with their text; before, any words after the verb were taken
@@ -657,7 +687,8 @@ TEST_SUITE("unit") {
       CHECK(r.value.commands[0].what == command_object::other);
     }
     // refused by nft 1.0.6 too (the kernel suite checks them)
-    for (const char* text : {"list", "list set", "list table", "list chain ip t", "list ruleset ip foo",
+    for (const char* text : {"list", "list set", "list table", "list table ip", "list table \"t\"",
+                             "list ct helpers table ip", "list chain ip t", "list ruleset ip foo",
                              "list set ip t s extra", "reset ruleset", "export ruleset", "import ruleset",
                              "monitor foo bar"}) {
       CAPTURE(text);

@@ -404,7 +404,9 @@ struct state {
   set cur_set;
   span set_elements_at{};  ///< the set block's `elements =` so far (empty: none)
   bool set_comment_given = false;
+  std::uint8_t set_flags_line = 0;  ///< the flags of the `flags` line being read
   bool table_comment_given = false;
+  bool object_comment_given = false;
   flowtable cur_flowtable;
   object cur_object;
   std::uint32_t table_marks[4] = {};
@@ -822,6 +824,7 @@ void on_begin<g::tableid_spec>(state& st) {
 template <>
 void on_begin<g::obj_spec>(state& st) {
   st.cur_object = object{};
+  st.object_comment_given = false;
 }
 template <>
 void on_begin<g::hook_spec>(state& st) {
@@ -1946,7 +1949,10 @@ struct action<g::comment_value> {
 };
 template <>
 struct action<g::set_elem_comment> {
-  static void apply0(state& st) {
+  template <class In>
+  static void apply(const In& in, state& st) {
+    if (!st.elem_opts.comment.empty())
+      st.fail(in, error_code::duplicate_option, "comment given twice (nft: \"You can only specify this once\")");
     st.elem_opts.comment = st.rule_comment;
     st.rule_comment = {};
     st.elem_has_opts = true;
@@ -2644,6 +2650,9 @@ template <>
 struct action<g::set_stmt> {
   template <class In>
   static void apply(const In& in, state& st) {
+    if (st.elems.back().options != nullptr && !st.elems.back().options->comment.empty())
+      st.fail(in, error_code::invalid_value,
+              "a comment on the key of a set statement (nft: \"Key expression comments are not supported\")");
     const element* e = st.src.store_one(st.elems.back());
     st.elems.pop_back();
     const expr* ref = st.pop_keep();
@@ -3168,7 +3177,19 @@ struct action<g::set_flag_word> {
     else
       st.fail(in, error_code::invalid_value,
               fmt::format("unknown set flag '{}'; expected constant, interval, timeout or dynamic", t));
-    st.cur_set.flags |= static_cast<std::uint8_t>(f);
+    st.set_flags_line |= static_cast<std::uint8_t>(f);
+  }
+};
+/// A second `flags` line replaces the first in a set (`set->flags = $3`) and adds to it in a map
+/// (`$1->flags |= $3`), as nft reads them.
+template <>
+struct action<g::set_flags_spec> {
+  static void apply0(state& st) {
+    if (st.cur_set.is_map)
+      st.cur_set.flags |= st.set_flags_line;
+    else
+      st.cur_set.flags = st.set_flags_line;
+    st.set_flags_line = 0;
   }
 };
 template <>
@@ -3179,6 +3200,7 @@ struct action<g::set_timeout> {
     const auto value = t.substr(t.find_last_of(" \t") + 1);
     const auto v = seconds_or_time(value);
     if (!v) st.fail(in, error_code::invalid_value, "bad timeout");
+    drop_option_value(st, value);
     st.cur_set.timeout_ms = *v;
     st.cur_set.has_timeout = true;
   }
@@ -3191,6 +3213,7 @@ struct action<g::set_gc_interval> {
     const auto value = t.substr(t.find_last_of(" \t") + 1);
     const auto v = seconds_or_time(value);
     if (!v) st.fail(in, error_code::invalid_value, "bad gc-interval");
+    drop_option_value(st, value);
     st.cur_set.gc_interval_ms = *v;
     st.cur_set.has_gc_interval = true;
   }
@@ -3344,6 +3367,7 @@ struct object_open_action {
   template <class In>
   static void apply(const In& in, state& st) {
     st.cur_object = object{};
+    st.object_comment_given = false;
     st.cur_object.file = &st.src;
     st.cur_object.where = st.span_of(in);
     st.cur_object.type = T;
@@ -3429,9 +3453,10 @@ struct action<g::secmark_config> {
 };
 template <>
 struct action<g::obj_comment> {
-  static void apply0(state& st) {
-    st.cur_object.comment = st.rule_comment;
-    st.rule_comment = {};
+  template <class In>
+  static void apply(const In& in, state& st) {
+    set_comment_once(in, st, st.cur_object.comment, st.object_comment_given);
+    st.object_comment_given = true;
   }
 };
 template <>
@@ -3508,6 +3533,7 @@ struct action<g::ct_expect_timeout> {
     const auto value = t.substr(t.find_last_of(" \t") + 1);
     const auto v = seconds_or_time(value);
     if (!v) st.fail(in, error_code::invalid_value, "bad timeout");
+    drop_option_value(st, value);
     if (auto* h = std::get_if<ct_expectation_object>(&st.cur_object.body)) h->timeout_ms = *v;
   }
 };
@@ -3559,11 +3585,11 @@ struct action<g::ct_expect_block> : object_block_action {};
 template <>
 struct action<g::secmark_block> : object_block_action {};
 // nft's synproxy_config takes `mss N` and `wscale N` together in an object (they are what it programs),
-// or neither: `synproxy s { }` loads, and is listed so.
+// and `timestamp` and `sack-perm` only after them; or nothing: `synproxy s { }` loads, and is listed so.
 template <class In>
 void require_synproxy_config(const In& in, const state& st) {
   const auto* s = std::get_if<synproxy_stmt>(&st.cur_object.body);
-  if (s != nullptr && s->present != 0 && s->present != 3)
+  if (s != nullptr && s->present != 3 && (s->present != 0 || s->flags != 0))
     st.fail(in, error_code::missing_argument,
             fmt::format("synproxy object '{}' needs both mss and wscale", st.obj_name));
 }
