@@ -45,6 +45,19 @@ std::string rules_of(const nft::ruleset& rs, std::string_view table, std::string
 }  // namespace
 
 TEST_SUITE("unit") {
+  TEST_CASE("nft apply: a policy needs a base chain; given to an existing base chain it changes its policy") {
+    // the kernel refuses a policy on a chain without a hook ("Operation not supported"; a tester's finding)
+    nft::ruleset rs;
+    CHECK(run(rs, "add table ip t\nadd chain ip t c\nadd chain ip t input { type filter hook input priority 0; }\n").empty());
+    CHECK(run(rs, "add chain ip t c { policy drop; }\n").find("error[invalid-value]: chain c: a policy on a chain without "
+                                                                "a hook (Operation not supported)") != std::string::npos);
+    CHECK(run(rs, "add chain ip t d { policy drop; }\n").find("a policy on a chain without a hook") != std::string::npos);
+    CHECK(run(rs, "add chain ip t input { policy drop; }\n").empty());
+    CHECK(chain_of(rs, "t", "input").policy == nft::chain_policy::drop);
+    CHECK(chain_of(rs, "t", "c").policy == nft::chain_policy::unspecified);
+    CHECK(listing(rs).find("\tchain d") == std::string::npos);
+  }
+
   TEST_CASE("nft apply: add is idempotent for tables, chains and sets; create is not") {
     nft::ruleset rs;
     CHECK(run(rs, "add table ip t\nadd chain ip t c\nadd set ip t s { type ipv4_addr; }\n").empty());

@@ -418,6 +418,7 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic\n\t}\n\tchain c {\n\t\tadd @s { ip "
                          "saddr comment \"a\" }\n\t}\n}\n"),
              std::string("list table ip\n"),
+             std::string("table ip t {\n\tchain c {\n\t\tpolicy drop\n\t}\n}\n"),  // a policy without a hook
              // query commands nft reads no further
              std::string("list set\n"), std::string("list chain ip t\n"), std::string("reset ruleset\n"),
              std::string("export ruleset\n"), std::string("import ruleset\n"), std::string("monitor foo bar\n"),

@@ -447,6 +447,14 @@ class applier {
            decl.file, decl.where);
       return;
     }
+    // a policy belongs to a base chain: given to a chain without a hook (new, or regular already), the
+    // kernel refuses it ("Operation not supported"); to an existing base chain, it changes its policy
+    const auto policy_without_hook = [&] {
+      fail(error_code::invalid_value,
+           fmt::format("chain {}: a policy on a chain without a hook (Operation not supported)", decl.name), decl.file,
+           decl.where);
+    };
+    const bool bare_policy = decl.policy != chain_policy::unspecified && decl.base == nullptr;
     if (auto ci = lookup(ix.chains, decl.name)) {
       if (exclusive) {
         fail(error_code::chain_exists,
@@ -461,11 +469,13 @@ class applier {
              decl.where);
         return;
       }
+      if (bare_policy && c.base == nullptr) return policy_without_hook();
       if (decl.policy != chain_policy::unspecified) c.policy = decl.policy;
       if (with_rules)
         for (const auto& r : decl.rules) append_rule(ti, *ci, r, rule_position::none, 0, false, true);
       return;
     }
+    if (bare_policy) return policy_without_hook();
     ruleset_chain c;
     static_cast<chain_info&>(c) = decl;
     c.base = normalised_base(decl.base, t.fam);
