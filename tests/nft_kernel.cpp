@@ -419,6 +419,8 @@ TEST_SUITE("kernel") {
                          "saddr comment \"a\" }\n\t}\n}\n"),
              std::string("list table ip\n"),
              std::string("table ip t {\n\tchain c {\n\t\tpolicy drop\n\t}\n}\n"),  // a policy without a hook
+             chain("ip", "jump { jump { accept; }; }"),  // "too many levels of nesting"
+             std::string("add table ip t\nadd chain ip t c\nadd rule ip t c jump { jump { accept; }; }\n"),
              // query commands nft reads no further
              std::string("list set\n"), std::string("list chain ip t\n"), std::string("reset ruleset\n"),
              std::string("export ruleset\n"), std::string("import ruleset\n"), std::string("monitor foo bar\n"),

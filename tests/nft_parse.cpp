@@ -619,6 +619,14 @@ TEST_SUITE("unit") {
     CHECK(u.diagnostics[0].code == error_code::undefined_variable);
   }
 
+  TEST_CASE("nft parse: an anonymous chain inside an anonymous chain is refused, as nft refuses it") {
+    const auto r = parse_text("table ip t {\n\tchain c {\n\t\tjump { ip ttl 1 jump { accept; }; }\n\t}\n}\n");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.diagnostics.front().code == error_code::nesting_too_deep);
+    CHECK(r.diagnostics.front().file->locate(r.diagnostics.front().where).column == 19);
+    CHECK(parse_text("table ip t {\n\tchain c {\n\t\tjump { ip ttl 1 goto d; }\n\t}\n\tchain d {\n\t}\n}\n").ok());
+  }
+
   TEST_CASE("nft parse: a comment or a chain policy given twice is refused, as nft refuses it") {
     for (const auto& [text, line] :
          {std::pair{"table ip t {\n\tcomment \"a\"\n\tcomment \"b\"\n}\n", 3u},

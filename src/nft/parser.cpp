@@ -2759,6 +2759,13 @@ template <>
 struct action<g::chain_stmt> {
   template <class In>
   static void apply(const In& in, state& st) {
+    // nft refuses an anonymous chain in an anonymous chain: "too many levels of nesting" in a table
+    // block, "Operation not supported" from the kernel in `add rule`
+    for (const auto& r : st.chains.back().rules)
+      for (const auto& x : r.stmts)
+        if (x.get<anonymous_chain_stmt>() != nullptr)
+          st.fail(st.base + x.where.offset, x.where.length, error_code::nesting_too_deep,
+                  "an anonymous chain inside an anonymous chain (nft: \"too many levels of nesting\")");
     const chain* body = st.src.store_one(st.chains.back());
     st.chains.pop_back();
     push_stmt(in, st, anonymous_chain_stmt{text(in).starts_with("jump") ? verdict::jump : verdict::goto_, body});
