@@ -177,11 +177,12 @@ struct limits {
   std::uint32_t max_warnings = 1000;
   /// Bytes the syntax tree of one source text may take (its arena: nodes and decoded strings), so that
   /// memory stays bounded on any input, whatever its density: a parse that needs more stops at the item
-  /// it is in with `tree_too_large`. 0: no cap. The parsers count the lists they build outside the arena
-  /// too (`source::charge`: nft the rules of a chain and the elements of a set under construction, a
-  /// large one at its reserved size, up to twice its nodes; iptables each table's rules and chains), so
-  /// that the cap bounds the parse's memory and not only its result: with the cap at twice the input,
-  /// a parse holds at most three times the input (bench_hostile). The tree of the densest nft text, set
+  /// it is in with `tree_too_large`. 0: no cap. The parsers count what they hold outside the arena too
+  /// (`source::charge`: nft the rules, elements, commands and names of what it is building, a large list
+  /// at its reserved size; the JSON reader its document tree and side lists; iptables each table's rules
+  /// and chains and its index of unmodelled modules), so that the cap bounds the parse's memory and not
+  /// only its result: with the cap at twice the input, a parse holds at most three times the input plus
+  /// 64 MB (bench_hostile); `source::tree_peak` tells what a parse needed. The tree of the densest nft text, set
   /// elements of two bytes (`1,`), is 32 times the input (a 1 GiB input would need 32 GiB); a kube-proxy
   /// dump's is about 2 times (69 MB for 10,000 Services in nft). The default, 2 GiB, is 30 times that
   /// dump's. An included nft file is a source of its own, with its own cap.
