@@ -274,7 +274,8 @@ template <char Short, typename Long> struct option_flag : seq<sor<short_option<S
 // iptables-restore takes the quotes off a command's words too (`-A "INPUT"`), as off any argument.
 struct command_chain : word {};
 struct new_chain_name : word {};
-struct rule_number : seq<plus<digit>, word_end> {};
+// `1` or `"1"` (quoted like any word)
+struct rule_number : seq<sor<plus<digit>, seq<one<'"'>, plus<digit>, one<'"'>>>, word_end> {};
 struct policy_target : word {};
 // The arguments of commands after blanks, each with its own error message.
 struct chain_argument : seq<blanks, command_chain> {};

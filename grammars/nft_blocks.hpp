@@ -278,7 +278,14 @@ struct ct_expect_block : block<ct_expect_items> {};
 struct secmark_config : string_word {};
 struct secmark_items : item_list<sor<block_item<common_block>, free_item<sor<obj_comment, secmark_config>>>> {};
 struct secmark_block : block<secmark_items> {};
-struct synproxy_config : seq<synproxy_arg, star<sp1, synproxy_arg>> {};
+/// `[timestamp] [sack-perm]`, in that order (`synproxy_ts synproxy_sack`).
+struct synproxy_obj_flags : sor<seq<synproxy_timestamp, opt<sp1, synproxy_sack_perm>>, synproxy_sack_perm> {};
+/// An object's settings in nft's order (`synproxy_config`): `mss N wscale N [timestamp] [sack-perm]` on one
+/// line, or `mss N`, `wscale N` and the flags each ending a line (as nft lists them).
+struct synproxy_config
+    : seq<kw_mss, sp, synproxy_mss,
+          sor<seq<sp1, kw_wscale, sp, synproxy_wscale, opt<sp1, synproxy_obj_flags>>,
+              seq<sp, stmt_separator, sp, kw_wscale, sp, synproxy_wscale, sp, stmt_separator, sp, opt<synproxy_obj_flags>>>> {};
 struct synproxy_items : item_list<sor<block_item<common_block>, free_item<sor<synproxy_config, obj_comment>>>> {};
 struct synproxy_block : block<synproxy_items> {};
 /// A block nflens keeps as raw text (tunnel objects): balanced braces, strings skipped whole.

@@ -107,9 +107,10 @@ TEST_SUITE("unit") {
     // rules unquoted; the kernel suite loads these)
     const auto rs = parse_ok(
         "*filter\n:INPUT ACCEPT [0:0]\n-N \"a\\\"b\"\n-A \"a\\\"b\" -m \"comment\" --comment x -j \"ACCEPT\"\n"
-        "-A \"INPUT\" -g \"a\\\"b\"\n-P \"INPUT\" \"DROP\"\nCOMMIT\n");
+        "-A \"INPUT\" -g \"a\\\"b\"\n-P \"INPUT\" \"DROP\"\n-I INPUT \"1\" -j DROP\nCOMMIT\n");
     const auto& rules = rs.tables.at(0).rules;
-    REQUIRE(rules.size() == 4);
+    REQUIRE(rules.size() == 5);
+    CHECK(rules[4].position() == 1);  // a quoted rule number
     CHECK(rules[0].command == ipt::command_kind::new_chain);
     CHECK(rules[0].chain() == "a\"b");  // decoded into the arena
     CHECK(rules[1].chain() == "a\"b");

@@ -415,6 +415,8 @@ TEST_SUITE("kernel") {
                          "}\n\t}\n}\n"),
              std::string("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : mark\n\t\tflags interval\n\t\tauto-merge\n\t}\n}\n"),
              std::string("table ip t {\n\tsynproxy s {\n\t\ttimestamp sack-perm\n\t}\n}\n"),
+             std::string("table ip t {\n\tsynproxy s {\n\t\twscale 7 mss 1460\n\t}\n}\n"),  // mss first
+             std::string("table ip t {\n\tsynproxy s {\n\t\tmss 1460 wscale 7 sack-perm timestamp\n\t}\n}\n"),
              std::string("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags dynamic\n\t}\n\tchain c {\n\t\tadd @s { ip "
                          "saddr comment \"a\" }\n\t}\n}\n"),
              std::string("list table ip\n"),
@@ -484,7 +486,9 @@ TEST_SUITE("kernel") {
   TEST_CASE("nft kernel: a synproxy object without settings loads, and is listed so") {
     // a tester's finding: nflens asked for mss and wscale
     check_sequence({{"table ip t {\n\tsynproxy s {\n\t}\n\tsynproxy u {\n\t\tcomment \"x\"\n\t}\n"
-                     "\tsynproxy v {\n\t\tmss 1460\n\t\twscale 7\n\t}\n}\n"}});
+                     "\tsynproxy v {\n\t\tmss 1460\n\t\twscale 7\n\t}\n\tsynproxy w {\n\t\tmss 1460; wscale 7; timestamp\n\t}\n"
+                     "\tsynproxy x {\n\t\tmss 1460 wscale 7 timestamp sack-perm\n\t}\n}\n"
+                     "add synproxy ip t y mss 1460 wscale 5 sack-perm\n"}});
   }
 
   TEST_CASE("nft kernel: of two `elements =` in a set or map block, the last is loaded") {

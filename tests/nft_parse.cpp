@@ -661,7 +661,7 @@ TEST_SUITE("unit") {
               error_code::syntax},
              {"table ip t {\n\tmap m {\n\t\ttype ipv4_addr : mark\n\t\tflags interval\n\t\tauto-merge\n\t}\n}\n",
               error_code::syntax},
-             {"table ip t {\n\tsynproxy s {\n\t\ttimestamp sack-perm\n\t}\n}\n", error_code::missing_argument}}) {
+             {"table ip t {\n\tsynproxy s {\n\t\ttimestamp sack-perm\n\t}\n}\n", error_code::syntax}}) {
       CAPTURE(text);
       const auto r = parse_text(text);
       REQUIRE_FALSE(r.ok());
@@ -923,14 +923,18 @@ TEST_SUITE("unit") {
     CHECK(p->port->get<integer_expr>()->value == 8080);
   }
 
-  TEST_CASE("nft parse: a synproxy object needs mss and wscale, as nft's grammar asks") {
+  TEST_CASE("nft parse: a synproxy object's settings: mss and wscale together, then the flags, as nft asks") {
     const auto block = parse_text("table ip t {\n\tsynproxy s {\n\t\tmss 1460\n\t}\n}\n");
     REQUIRE(block.diagnostics.size() == 1);
-    CHECK(block.diagnostics[0].code == error_code::missing_argument);
-    CHECK(block.diagnostics[0].message == "synproxy object 's' needs both mss and wscale");
+    CHECK(block.diagnostics[0].code == error_code::syntax);
+    CHECK(block.diagnostics[0].message == "unexpected '}'; expected 'wscale'");
     const auto inline_config = parse_text("add table ip t\nadd synproxy ip t s wscale 7\n");
     REQUIRE(inline_config.diagnostics.size() == 1);
-    CHECK(inline_config.diagnostics[0].code == error_code::missing_argument);
+    CHECK(inline_config.diagnostics[0].code == error_code::syntax);
+    for (const char* config : {"wscale 7 mss 1460", "mss 1460 wscale 7 sack-perm timestamp", "timestamp sack-perm"}) {
+      CAPTURE(config);
+      CHECK_FALSE(parse_text(std::string("table ip t {\n\tsynproxy s {\n\t\t") + config + "\n\t}\n}\n").ok());
+    }
     const auto both = parse_text("table ip t {\n\tsynproxy s {\n\t\tmss 1460\n\t\twscale 7\n\t}\n}\n"
                                  "add synproxy ip t s2 mss 1460 wscale 7 timestamp\n");
     CHECK_MESSAGE(both.ok(), errors_of(both));

@@ -288,6 +288,7 @@ class parser {
   // A command's words are decoded as iptables-restore decodes every word (quotes off, escapes resolved).
   void chain_word(std::string_view raw) { chain_word_ = {decode_word(raw), span_of(raw)}; }
   void rule_number(std::string_view digits) {
+    if (digits.size() >= 2 && digits.front() == '"') digits = digits.substr(1, digits.size() - 2);
     const auto v = detail::parse_number(digits, 0xffffffff);
     if (!v || *v == 0)
       fail(error_code::invalid_number, span_of(digits), fmt::format("invalid rule number `{}`", detail::clip(digits)));

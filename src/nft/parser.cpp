@@ -3591,23 +3591,10 @@ template <>
 struct action<g::ct_expect_block> : object_block_action {};
 template <>
 struct action<g::secmark_block> : object_block_action {};
-// nft's synproxy_config takes `mss N` and `wscale N` together in an object (they are what it programs),
-// and `timestamp` and `sack-perm` only after them; or nothing: `synproxy s { }` loads, and is listed so.
-template <class In>
-void require_synproxy_config(const In& in, const state& st) {
-  const auto* s = std::get_if<synproxy_stmt>(&st.cur_object.body);
-  if (s != nullptr && s->present != 3 && (s->present != 0 || s->flags != 0))
-    st.fail(in, error_code::missing_argument,
-            fmt::format("synproxy object '{}' needs both mss and wscale", st.obj_name));
-}
+// (the grammar's `synproxy_config` has nft's order: mss and wscale together, then the flags; a block
+// without settings loads, and is listed so)
 template <>
-struct action<g::synproxy_block> {
-  template <class In>
-  static void apply(const In& in, state& st) {
-    require_synproxy_config(in, st);
-    object_block_action::apply(in, st);
-  }
-};
+struct action<g::synproxy_block> : object_block_action {};
 template <>
 struct action<g::tunnel_block> {
   template <class In>
@@ -4034,13 +4021,7 @@ struct action<g::add_ct_expectation> : object_cmd_action<object_type::ct_expecta
 template <>
 struct action<g::add_secmark> : object_cmd_action<object_type::secmark> {};
 template <>
-struct action<g::add_synproxy> {
-  template <class In>
-  static void apply(const In& in, state& st) {
-    if (st.objects.size() <= st.top_mark().objects) require_synproxy_config(in, st);  // inline config
-    object_cmd_action<object_type::synproxy>::apply(in, st);
-  }
-};
+struct action<g::add_synproxy> : object_cmd_action<object_type::synproxy> {};
 template <>
 struct action<g::add_tunnel> : object_cmd_action<object_type::tunnel> {};
 
