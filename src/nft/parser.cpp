@@ -223,7 +223,6 @@ struct chain_ctx {
   chain decl;
   std::uint32_t rules_mark = 0;
   bool policy_given = false;
-  bool comment_given = false;
 };
 
 /// Parts of the statement being parsed.
@@ -269,8 +268,7 @@ struct selector_scratch {
 
 /// The `define`d variables (nft(8) VARIABLES) of the blocks open so far and of the files that included
 /// this one: found by name in constant time (a file of 100,000 defines took 26 s with a list searched
-/// end to end), each block's dropped when it closes. A name has one value at a time: `define` refuses a
-/// name that is visible, `redefine` changes the visible value, `undefine` removes it.
+/// end to end), each block's dropped when it closes, in nft's scopes (below).
 class variable_table {
  public:
   // nft's scopes (rule.c `symbol_bind`, `symbol_unbind`, `symbol_lookup`): the top level, each table
@@ -403,10 +401,7 @@ struct state {
   table_info table;
   set cur_set;
   span set_elements_at{};  ///< the set block's `elements =` so far (empty: none)
-  bool set_comment_given = false;
   std::uint8_t set_flags_line = 0;  ///< the flags of the `flags` line being read
-  bool table_comment_given = false;
-  bool object_comment_given = false;
   flowtable cur_flowtable;
   object cur_object;
   std::uint32_t table_marks[4] = {};
@@ -824,7 +819,6 @@ void on_begin<g::tableid_spec>(state& st) {
 template <>
 void on_begin<g::obj_spec>(state& st) {
   st.cur_object = object{};
-  st.object_comment_given = false;
 }
 template <>
 void on_begin<g::hook_spec>(state& st) {
@@ -2998,10 +2992,12 @@ template <>
 struct action<g::chain_flags_spec> {
   static void apply0(state& st) { st.chain_stack.back().decl.offload = true; }
 };
-/// nft takes one comment per table, chain, set or map ("You can only specify this once").
+/// nft takes one comment per table, chain, set, map or object ("You can only specify this once"); each
+/// starts without one.
 template <class In, class Text>
-void set_comment_once(const In& in, state& st, Text& comment, bool given) {
-  if (given) st.fail(in, error_code::duplicate_option, "comment given twice (nft: \"You can only specify this once\")");
+void set_comment_once(const In& in, state& st, Text& comment) {
+  if (!comment.empty())
+    st.fail(in, error_code::duplicate_option, "comment given twice (nft: \"You can only specify this once\")");
   comment = st.rule_comment;
   st.rule_comment = {};
 }
@@ -3009,9 +3005,7 @@ template <>
 struct action<g::chain_comment> {
   template <class In>
   static void apply(const In& in, state& st) {
-    auto& c = st.chain_stack.back();
-    set_comment_once(in, st, c.decl.comment, c.comment_given);
-    c.comment_given = true;
+    set_comment_once(in, st, st.chain_stack.back().decl.comment);
   }
 };
 template <>
@@ -3052,7 +3046,6 @@ struct set_open_action {
     st.cur_set.name = st.set_name;
     st.cur_set.is_map = std::is_same_v<Items, g::block_items<g::map_block_item>>;
     st.set_elements_at = {};
-    st.set_comment_given = false;
   }
 };
 template <>
@@ -3268,8 +3261,7 @@ template <>
 struct action<g::set_comment> {
   template <class In>
   static void apply(const In& in, state& st) {
-    set_comment_once(in, st, st.cur_set.comment, st.set_comment_given);
-    st.set_comment_given = true;
+    set_comment_once(in, st, st.cur_set.comment);
   }
 };
 template <>
@@ -3374,7 +3366,6 @@ struct object_open_action {
   template <class In>
   static void apply(const In& in, state& st) {
     st.cur_object = object{};
-    st.object_comment_given = false;
     st.cur_object.file = &st.src;
     st.cur_object.where = st.span_of(in);
     st.cur_object.type = T;
@@ -3462,8 +3453,7 @@ template <>
 struct action<g::obj_comment> {
   template <class In>
   static void apply(const In& in, state& st) {
-    set_comment_once(in, st, st.cur_object.comment, st.object_comment_given);
-    st.object_comment_given = true;
+    set_comment_once(in, st, st.cur_object.comment);
   }
 };
 template <>
@@ -3650,7 +3640,6 @@ struct action<g::block_brace<g::block_items<g::table_block_item>>> {
   template <class In>
   static void apply(const In& in, state& st) {
     st.table = table_info{};
-    st.table_comment_given = false;
     st.table.file = &st.src;
     st.table.where = st.span_of(in);
     st.table.fam = st.fam;
@@ -3702,8 +3691,7 @@ template <>
 struct action<g::table_comment> {
   template <class In>
   static void apply(const In& in, state& st) {
-    set_comment_once(in, st, st.table.comment, st.table_comment_given);
-    st.table_comment_given = true;
+    set_comment_once(in, st, st.table.comment);
   }
 };
 

@@ -579,7 +579,11 @@ void check_not_empty(const expr* e) {
 }
 
 void check_all(family table_family, std::span<const stmt> stmts) {
-  for (const auto& s : stmts) {
+  rule_context c;
+  c.table_family = table_family;
+  c.several_families = table_family == family::inet || table_family == family::bridge || table_family == family::netdev;
+  for (std::size_t i = 0; i < stmts.size(); ++i) {
+    const stmt& s = stmts[i];
     if (const auto* m = s.get<match_stmt>()) {
       check_not_empty(m->left);
       check_not_empty(m->right);
@@ -588,12 +592,6 @@ void check_all(family table_family, std::span<const stmt> stmts) {
     } else if (const auto* g = s.get<mangle_stmt>()) {
       check_not_empty(g->value);
     }
-  }
-  rule_context c;
-  c.table_family = table_family;
-  c.several_families = table_family == family::inet || table_family == family::bridge || table_family == family::netdev;
-  for (std::size_t i = 0; i < stmts.size(); ++i) {
-    const stmt& s = stmts[i];
     if (i > 0 && is_terminal(stmts[i - 1]))
       throw rule_problem{s.where, error_code::invalid_value,
                          "a statement after a terminal statement has no effect (nft: \"Statement after terminal "
