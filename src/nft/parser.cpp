@@ -1860,9 +1860,16 @@ struct action<g::expr_stmt> {
     const expr* right = st.pop_keep();
     const expr* left = st.pop_keep();
     const span s = st.span_of(in);
+    // `left value / mask` is `(left & mask) == value` (nft's flagcmp); `op` defaults to ==. The mask is
+    // checked as a value of the left's type, as in the `&` form nft 1.1 prints.
+    const expr* masked = nullptr;
+    if (!st.sx.tail_mangle && !st.sx.tail_vmap && st.flag_mask != nullptr) {
+      masked = st.keep(expr{left->where, binop_expr{binop::and_, store_pair(st.src, *left, *st.flag_mask)}});
+      st.flag_mask = nullptr;
+    }
     if (!st.sx.tail_vmap) {
       try {
-        check_constant(*left, *right, st.src.text());
+        check_constant(masked != nullptr ? *masked : *left, *right, st.src.text());
       } catch (rule_problem& p) {
         throw syntax_error{p.where.offset, p.where.length, p.code, std::move(p.message)};
       }
@@ -1871,12 +1878,9 @@ struct action<g::expr_stmt> {
       st.stmts.push_back(stmt{s, mangle_stmt{left, right}});
     } else if (st.sx.tail_vmap) {
       st.stmts.push_back(stmt{s, verdict_map_stmt{left, right}});
-    } else if (st.flag_mask != nullptr) {
-      // `left value / mask` is `(left & mask) == value` (nft's flagcmp); `op` defaults to ==.
-      const expr* masked = st.keep(expr{left->where, binop_expr{binop::and_, store_pair(st.src, *left, *st.flag_mask)}});
+    } else if (masked != nullptr) {
       const relational_op op = st.relop == relational_op::implicit ? relational_op::eq : st.relop;
       st.stmts.push_back(stmt{s, match_stmt{masked, right, op, true}});
-      st.flag_mask = nullptr;
     } else {
       st.stmts.push_back(stmt{s, match_stmt{left, right, st.relop, false}});
     }
