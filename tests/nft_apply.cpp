@@ -260,6 +260,24 @@ TEST_SUITE("unit") {
     CHECK(err.find("error[object-exists]: the key is in map m already, with other data") != std::string::npos);
   }
 
+  TEST_CASE("nft apply: add element is checked against the set's declared types, in the set's own table") {
+    // checked in a network namespace: nft 1.0.6 refuses each, and nothing of the transaction is applied
+    nft::ruleset rs;
+    REQUIRE(run(rs, "add table ip t\nadd set ip t s { type inet_service; }\n"
+                    "add map ip t m { type ipv4_addr : verdict; }\n")
+                .empty());
+    const std::string range = run(rs, "add element ip t s { 80 }\nadd element ip t s { 1-2 }\n", "u.nft");
+    CHECK(range.find("u.nft:2:22: error[invalid-value]: a range element in set s, which has no `flags interval`") !=
+          std::string::npos);
+    CHECK(run(rs, "add element ip t s { 70000 }\n").find("value 70000 is out of range for inet_service") !=
+          std::string::npos);
+    CHECK(run(rs, "add element ip t m { 10.0.0.1 : 80 }\n").find("map m maps to verdicts: this is none") !=
+          std::string::npos);
+    CHECK(rs.tables[0].sets[0].elements.empty());  // the 80 of the refused transaction is not there
+    CHECK(run(rs, "add element ip t s { 80, 443 }\nadd element ip t m { 10.0.0.1 : drop }\n").empty());
+    CHECK(rs.tables[0].sets[0].elements.size() == 2);
+  }
+
   TEST_CASE("nft apply: delete, destroy, flush and rename") {
     nft::ruleset rs;
     REQUIRE(run(rs,

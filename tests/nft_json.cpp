@@ -806,3 +806,34 @@ TEST_CASE("a JSON rule is refused where nft's evaluation refuses it, as in text"
     CHECK(nft::parse_json("ok.json", one_rule_doc("inet", "[" + tcp + R"(, {"counter": null}, {"accept": null}])")).ok());
   }
 }
+
+TEST_CASE("a JSON set's elements are checked against its declared types, as text ones are") {
+  const auto doc = [](const std::string& set) {
+    return R"({"nftables": [{"table": {"family": "ip", "name": "t", "handle": 0}}, )" + set + "]}";
+  };
+  // nft 1.0.6 writes no `interval` for a map's data type: prefix data mean one, as in the text they came from
+  const auto prefixes = from_json(doc(
+      R"({"map": {"family": "ip", "name": "m", "table": "t", "type": "ipv4_addr", "handle": 0, "map": "ipv4_addr",
+          "elem": [["10.0.0.1", {"prefix": {"addr": "10.0.0.0", "len": 8}}]]}})"));
+  const auto same = text("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : interval ipv4_addr\n"
+                         "\t\telements = { 10.0.0.1 : 10.0.0.0/8 }\n\t}\n}\n");
+  const auto d = nft::compare(prefixes, same);
+  CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
+  // a port out of range, and a range in a set without the interval flag, are refused where they stand
+  const auto refused = [&](const std::string& elem, const std::string& flags) {
+    auto r = nft::parse_json("s.json", doc(R"({"set": {"family": "ip", "name": "s", "table": "t", "type": "inet_service",
+        "handle": 0)" + flags + R"(, "elem": [80, )" + elem + "]}}"));
+    REQUIRE_FALSE(r.ok());
+    REQUIRE(r.diagnostics.size() == 1);
+    const auto& dg = r.diagnostics[0];
+    return std::pair{std::string(dg.message), std::string(dg.file->text(dg.where))};
+  };
+  const auto [wide, wide_at] = refused("70000", "");
+  CHECK(wide == "value 70000 is out of range for inet_service (0 to 65535)");
+  CHECK(wide_at == "70000");
+  const auto [range, range_at] = refused(R"({"range": [1, 2]})", "");
+  CHECK(range.find("a range element in set s, which has no `flags interval`") != std::string::npos);
+  CHECK(range_at == R"({"range": [1, 2]})");
+  CHECK(nft::parse_json("s.json", doc(R"({"set": {"family": "ip", "name": "s", "table": "t", "type": "inet_service",
+        "handle": 0, "flags": ["interval"], "elem": [80, {"range": [1, 2]}]}})")).ok());
+}

@@ -353,6 +353,57 @@ TEST_SUITE("kernel") {
     }
   }
 
+  TEST_CASE("nft kernel: set and map elements are checked against the declared types, as nft checks them") {
+    netns ns;
+    struct element_case {
+      const char* text;  // a table block's declaration, or commands after `add table ip t`
+      bool loads;
+    };
+    const element_case cases[] = {
+        {"set s { type inet_service; elements = { 70000 }; }", false},
+        {"set s { type ipv4_addr; elements = { ::1 }; }", false},
+        {"set s { type ct_state; elements = { foo }; }", false},
+        {"set s { type ipv4_addr . inet_service; elements = { 1.2.3.4 }; }", false},
+        {"set s { type ipv4_addr . inet_service; elements = { 1.2.3.4 . 80 . 90 }; }", false},
+        {"set s { type ipv4_addr; elements = { 1.2.3.4 . 80 }; }", false},
+        {"set s { typeof ip saddr . tcp dport; elements = { 1.2.3.4 . 70000 }; }", false},
+        {"set s { type mark; elements = { 0x100000000 }; }", false},
+        {"set s { type ifname; elements = { \"a234567890123456\" }; }", false},
+        {"set s { type ipv4_addr; elements = { 10.0.0.0/8 }; }", false},
+        {"set s { type ipv4_addr; elements = { 1.2.3.4-1.2.3.9 }; }", false},
+        {"set s { type ipv4_addr . inet_service; elements = { 1.2.3.4 . 80-90 }; }", false},
+        {"set s { type ipv4_addr; elements = { 1.2.3.4 : 5.6.7.8 }; }", false},
+        {"map m { type ipv4_addr : inet_service; elements = { 1.2.3.4 : 70000 }; }", false},
+        {"map m { type ipv4_addr : verdict; elements = { 1.2.3.4 : 5 }; }", false},
+        {"map m { type ipv4_addr : ipv4_addr; elements = { 1.2.3.4 : 10.0.0.1-10.0.0.9 }; }", false},
+        {"map m { type ipv4_addr : ipv4_addr; elements = { 1.2.3.4 }; }", false},
+        {"set s { elements = { 70000 }; type inet_service; }", false},
+        {"set s { type ipv4_addr . inet_service; flags interval; elements = { 1.2.3.4 . 80-90, 10.0.0.0/8 . 22 }; }",
+         true},
+        {"map m { type ipv4_addr : verdict; elements = { * : drop, 1.2.3.4 : jump c }; }\n\tchain c { }", true},
+        {"map m { type ipv4_addr : interval ipv4_addr; elements = { 1.2.3.4 : 10.0.0.1-10.0.0.9 }; }", true},
+        {"set s { type iface_index; elements = { 1 }; }", true},
+        {"set s { typeof tcp dport . meta mark; elements = { 22 . 0xffffffff }; }", true},
+    };
+    for (const auto& c : cases) {
+      const std::string text = std::string("table ip t {\n\t") + c.text + "\n}\n";
+      CAPTURE(text);
+      CHECK((ns.exec("nft -c -f - 2>/dev/null", &text).status == 0) == c.loads);
+      CHECK(nflens_refuses(text) == !c.loads);
+    }
+    // `add element` into a set declared before: checked when the command is applied
+    const std::string later[] = {
+        "add table ip t\nadd set ip t s { type inet_service; }\nadd element ip t s { 80, 70000 }\n",
+        "add table ip t\nadd map ip t m { type ipv4_addr : verdict; }\nadd element ip t m { 1.2.3.4 : 5 }\n",
+        "add table ip t\nadd set ip t s { type ipv4_addr; }\nadd element ip t s { 10.0.0.0/8 }\n",
+    };
+    for (const auto& text : later) {
+      CAPTURE(text);
+      CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status != 0);
+      CHECK(nflens_refuses(text));
+    }
+  }
+
   TEST_CASE("nft kernel: interface names, defines and base chains nft refuses, and what it takes") {
     netns ns;
     auto chain = [](const std::string& family, const std::string& spec) {

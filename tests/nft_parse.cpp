@@ -901,6 +901,80 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("nft parse: a set's elements must be values of its declared types, as nft's evaluation checks") {
+    // `elements = { ELEMENTS }` of `KIND s { DECLARATION }` in `table ip t`; each refusal checked against nft 1.0.6
+    const auto block = [](const char* kind, const char* declaration, const std::string& elements) {
+      return parse_text(fmt::format("table ip t {{\n\t{} s {{\n\t\t{}\n\t\telements = {{ {} }}\n\t}}\n}}\n",
+                                    kind, declaration, elements));
+    };
+    struct bad_case {
+      const char* kind;
+      const char* declaration;
+      const char* elements;
+      const char* at;  // the refused part of `elements`
+      error_code code;
+      const char* message;  // a part of the message
+    };
+    const bad_case bad[] = {
+        {"set", "type inet_service", "80, 70000", "70000", error_code::number_out_of_range,
+         "value 70000 is out of range for inet_service (0 to 65535)"},
+        {"set", "typeof tcp dport", "70000", "70000", error_code::number_out_of_range,
+         "value 70000 is out of range for inet_service"},
+        {"set", "type ipv4_addr", "10.0.0.1, 10.0.0.300", "10.0.0.300", error_code::invalid_address,
+         "`10.0.0.300` is not an IPv4 address"},
+        {"set", "type ipv4_addr", "10.0.0.0/8", "10.0.0.0/8", error_code::invalid_value,
+         "a prefix element in set s, which has no `flags interval`"},
+        {"set", "type inet_service", "1-2", "1-2", error_code::invalid_value,
+         "a range element in set s, which has no `flags interval`"},
+        {"set", "type ipv4_addr . inet_service", "10.0.0.1", "10.0.0.1", error_code::invalid_value,
+         "one value where a concatenation of ipv4_addr . inet_service is expected"},
+        {"set", "type ipv4_addr . inet_service", "10.0.0.1 . 80 . 90", "10.0.0.1 . 80 . 90", error_code::invalid_value,
+         "too many concatenation components"},
+        {"set", "type ipv4_addr . inet_service", "10.0.0.1 . 70000", "70000", error_code::number_out_of_range, nullptr},
+        {"set", "type ipv4_addr", "10.0.0.1 : 80", "80", error_code::invalid_value, "set is not a map"},
+        {"map", "type ipv4_addr : verdict", "10.0.0.1 : 80", "80", error_code::invalid_value,
+         "map s maps to verdicts: this is none"},
+        {"map", "type ipv4_addr : inet_service", "10.0.0.1 : 70000", "70000", error_code::number_out_of_range, nullptr},
+        {"map", "type ipv4_addr : ipv4_addr", "10.0.0.1 : 10.0.0.0/8", "10.0.0.0/8", error_code::invalid_value,
+         "Value must be a singleton"},
+        {"map", "type ipv4_addr : inet_service", "10.0.0.1", "10.0.0.1", error_code::invalid_value, "without its data"},
+        {"set", "type ct_state", "established, sleepy", "sleepy", error_code::invalid_value,
+         "`sleepy` is not a ct_state value"},
+    };
+    for (const auto& b : bad) {
+      CAPTURE(b.declaration);
+      CAPTURE(b.elements);
+      const auto r = block(b.kind, b.declaration, b.elements);
+      REQUIRE(r.diagnostics.size() == 1);
+      const auto& d = r.diagnostics[0];
+      CHECK(d.code == b.code);
+      const auto at = d.file->locate(d.where);
+      CHECK(at.line == 4);
+      CHECK(at.column == 3 + std::string_view("elements = { ").size() + std::string_view(b.elements).find(b.at));
+      if (b.message != nullptr) CHECK_MESSAGE(d.message.find(b.message) != std::string::npos, d.message);
+    }
+    // declared so, the same elements are taken; the declaration may follow the elements in the block
+    const bad_case fine[] = {
+        {"set", "type inet_service; flags interval", "1-2, 80, 65535", "", error_code::syntax, nullptr},
+        {"set", "type ipv4_addr; flags interval", "10.0.0.0/8, 192.168.1.1", "", error_code::syntax, nullptr},
+        {"set", "type ipv4_addr . inet_service; flags interval", "10.0.0.0/8 . 80-90", "", error_code::syntax, nullptr},
+        {"map", "type ipv4_addr : interval ipv4_addr", "10.0.0.1 : 10.0.0.0/8", "", error_code::syntax, nullptr},
+        {"map", "type ipv4_addr . inet_service : verdict", "10.0.0.1 . 80 : jump c, 10.0.0.2 . 443 : drop", "",
+         error_code::syntax, nullptr},
+        {"map", "typeof ip daddr . tcp dport : ip daddr . tcp dport", "10.0.0.1 . 80 : 10.1.0.1 . 8080", "",
+         error_code::syntax, nullptr},
+        {"set", "type ct_state", "established, related", "", error_code::syntax, nullptr},
+    };
+    for (const auto& f : fine) {
+      CAPTURE(f.declaration);
+      const auto r = block(f.kind, f.declaration, f.elements);
+      CHECK_MESSAGE(r.ok(), errors_of(r));
+    }
+    const auto late = parse_text("table ip t {\n\tset s {\n\t\telements = { 1-2 }\n\t\ttype inet_service\n"
+                                 "\t\tflags interval\n\t}\n}\n");
+    CHECK_MESSAGE(late.ok(), errors_of(late));
+  }
+
   TEST_CASE("nft parse: a nat address that is no address is an error, never a part of it") {
     // found by a new user: `dnat to 10.0.0.1.5:80` became `dnat to 0.0.1.5:80` (the statement kept the
     // last item of `10 . 0.0.1.5`), `10.0.0.300:80` became `300:80`

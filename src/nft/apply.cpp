@@ -15,6 +15,7 @@
 
 #include "nft/datatype.hpp"
 #include "nft/dependency.hpp"
+#include "nft/rule_check.hpp"
 #include "nft/vocabulary.hpp"
 
 #include <fmt/format.h>
@@ -958,6 +959,11 @@ class applier {
     check_element_targets(ti, els, file);
     auto& set = rs_.tables[ti].sets[si];
     if (!check_element_statements(set, els, file)) return;
+    // the elements against the set's declared types (a declaration's own were checked when it was read)
+    if (auto p = check_elements(set, els, file != nullptr ? file->text() : std::string_view{})) {
+      fail(p->code, std::move(p->message), file, p->where);
+      return;
+    }
     if (set.elements.empty() && !exclusive && !index_[ti].element_keys.contains(si)) {
       set.elements.reserve(els.size());
       for (const auto& el : els) set.elements.push_back(kernel_element(el));

@@ -3278,6 +3278,10 @@ struct action<g::set_stateful> {
 struct set_block_action {
   template <class In>
   static void apply(const In&, state& st) {
+    // the elements against the declared types, once the whole block is read (nft evaluates the
+    // declaration before its elements, whatever their order in the block)
+    if (auto p = check_elements(st.cur_set, st.cur_set.elements, st.src.text()))
+      throw syntax_error{p->where.offset, p->where.length, p->code, std::move(p->message)};
     st.sets.push_back(st.cur_set);
   }
 };

@@ -222,6 +222,8 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
       throw rule_problem{e.where, error_code::invalid_value,
                          fmt::format("`{}` is not a {} value (nft: \"Could not parse {}\")", sym->name,
                                      name(want.type), name(want.type))};
+  } else if (const auto* p = e.get<prefix_expr>()) {
+    if (p->value != nullptr) check_constant(want, *p->value, text);
   } else if (const auto* set = e.get<set_expr>()) {
     for (const auto& el : set->elements)
       if (el.key != nullptr) check_constant(want, *el.key, text);
@@ -746,7 +748,127 @@ void check_all(family table_family, std::span<const stmt> stmts) {
 }
 
 
+// The types a set's `type` or `typeof` declares for its key or data, one per concatenated part; none for
+// an object map's data or a declaration with more parts than nft takes.
+struct declared_parts {
+  std::array<type_info, 16> part{};
+  std::size_t count = 0;
+};
+declared_parts declared_parts_of(const set_type& t) noexcept {
+  declared_parts d;
+  if (t.object) return d;
+  const auto add = [&](type_info ti) {
+    if (d.count == d.part.size()) return false;
+    d.part[d.count++] = ti;
+    return true;
+  };
+  if (t.typeof_expr != nullptr) {
+    if (const auto* c = t.typeof_expr->get<concat_expr>()) {
+      for (const auto& item : c->items)
+        if (!add(type_of(item))) return {};
+    } else {
+      add(type_of(*t.typeof_expr));
+    }
+    return d;
+  }
+  for (const auto n : t.names) {
+    const auto dt = parse_datatype(n);
+    if (!add(dt ? type_info{*dt, width(*dt)} : type_info{})) return {};
+  }
+  return d;
+}
+std::string describe(const declared_parts& d) {
+  std::string out;
+  for (std::size_t i = 0; i < d.count; ++i) {
+    if (i > 0) out += " . ";
+    out += d.part[i].type == datatype::invalid ? std::string_view("?") : name(d.part[i].type);
+  }
+  return out;
+}
+// An element's key or data against the declared parts: a concatenation of as many parts, each a value of
+// its type (check_constant), or one value of a one-part type.
+void check_declared(const declared_parts& d, const expr& e, std::string_view text) {
+  if (d.count == 0 || e.is<wildcard_expr>()) return;
+  if (d.count == 1) {
+    if (d.part[0].type != datatype::invalid) check_constant(d.part[0], e, text);
+    return;
+  }
+  const auto* c = e.get<concat_expr>();
+  if (c == nullptr)
+    throw rule_problem{e.where, error_code::invalid_value,
+                       fmt::format("one value where a concatenation of {} is expected (nft: \"invalid data type, "
+                                   "expected concatenation of ...\")",
+                                   describe(d))};
+  if (c->items.size() != d.count)
+    throw rule_problem{e.where, error_code::invalid_value,
+                       fmt::format("{} values where a concatenation of {} ({}) is expected (nft: \"too {} "
+                                   "concatenation components\")",
+                                   c->items.size(), d.count, describe(d), c->items.size() > d.count ? "many" : "few")};
+  for (std::size_t i = 0; i < d.count; ++i)
+    if (d.part[i].type != datatype::invalid) check_constant(d.part[i], c->items[i], text);
+}
+
 }  // namespace
+
+const expr* interval_part(const expr& e) noexcept {
+  if (e.is<range_expr>() || e.is<prefix_expr>()) return &e;
+  if (const auto* c = e.get<concat_expr>())
+    for (const auto& item : c->items)
+      if (item.is<range_expr>() || item.is<prefix_expr>()) return &item;
+  return nullptr;
+}
+
+std::optional<rule_problem> check_elements(const set_info& set, std::span<const element> elements,
+                                           std::string_view text) {
+  if (elements.empty()) return std::nullopt;
+  try {
+    const declared_parts key = declared_parts_of(set.key);
+    const declared_parts data = set.is_map ? declared_parts_of(set.data) : declared_parts{};
+    const bool interval = (set.flags & static_cast<std::uint8_t>(set_flag::interval)) != 0;
+    const bool verdict_data = set.is_map && data.count == 1 && data.part[0].type == datatype::verdict;
+    const std::string_view what = set.is_map ? "map" : "set";
+    for (const auto& el : elements) {
+      if (el.key == nullptr) continue;
+      if (!set.is_map && el.data != nullptr)
+        throw rule_problem{el.data->where, error_code::invalid_value,
+                           fmt::format("an element with data (`key : value`) in set {}, which is no map (nft: \"set "
+                                       "is not a map\")",
+                                       set.name)};
+      if (set.is_map && el.data == nullptr)
+        throw rule_problem{el.key->where, error_code::invalid_value,
+                           fmt::format("an element of map {} without its data (`key : value`; the kernel refuses it: "
+                                       "\"Invalid argument\")",
+                                       set.name)};
+      if (const expr* r = interval_part(*el.key); r != nullptr && !interval)
+        throw rule_problem{r->where, error_code::invalid_value,
+                           fmt::format("a {} element in {} {}, which has no `flags interval` (nft: \"You must add "
+                                       "'flags interval' to your set declaration if you want to add {} elements\")",
+                                       r->is<range_expr>() ? "range" : "prefix", what, set.name,
+                                       r->is<range_expr>() ? "range" : "prefix")};
+      check_declared(key, *el.key, text);
+      if (el.data == nullptr) continue;
+      if (verdict_data) {
+        if (!el.data->is<verdict_expr>())
+          throw rule_problem{el.data->where, error_code::invalid_value,
+                             fmt::format("map {} maps to verdicts: this is none (accept, drop, continue, return, "
+                                         "jump CHAIN, goto CHAIN; nft: \"Can't parse symbolic netfilter verdict "
+                                         "expressions\")",
+                                         set.name)};
+        continue;
+      }
+      if (!set.data.interval)
+        if (const expr* r = interval_part(*el.data))
+          throw rule_problem{r->where, error_code::invalid_value,
+                             fmt::format("a {} as the data of map {}, whose data type is not `interval ...` (nft: "
+                                         "\"Value must be a singleton\")",
+                                         r->is<range_expr>() ? "range" : "prefix", set.name)};
+      check_declared(data, *el.data, text);
+    }
+  } catch (rule_problem& p) {
+    return std::move(p);
+  }
+  return std::nullopt;
+}
 
 void check_constant(const expr& left, const expr& right, std::string_view text) {
   check_constant_pair(left, right, text);

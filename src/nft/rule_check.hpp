@@ -49,6 +49,19 @@ struct rule_problem {
 /// source the spans refer to, for quoting a dotted quad; empty when there is none to quote. Throws the
 /// problem as a `rule_problem`.
 void check_constant(const expr& left, const expr& right, std::string_view text);
+/// A range or prefix that is `e` or a part of it (when `e` is a concatenation); null when none: what makes
+/// an element an interval one.
+[[nodiscard]] const expr* interval_part(const expr& e) noexcept;
+/// What nft's evaluation (setelem_evaluate, and the kernel for a map element without data) refuses in the
+/// elements of a named set or map, checked against its declaration (`type` or `typeof`): a key or data
+/// that is no value of its type, as `check_constant` judges it (`type inet_service; elements = { 70000 }`:
+/// "Service out of range"); a concatenation with more or fewer parts than the type; a range or prefix in a
+/// key without `flags interval`, or in data not declared `interval TYPE` ("Value must be a singleton");
+/// data in a set ("set is not a map"); a map element without data; data of a verdict map that is no
+/// verdict. Object maps' data (object names) are not judged. `text` as for `check_constant`. The first
+/// problem, or nothing.
+[[nodiscard]] std::optional<rule_problem> check_elements(const set_info& set, std::span<const element> elements,
+                                                         std::string_view text);
 /// `check_constant` over the matches and mangles of a rule (nft runs the same evaluation on `nft -j -f`
 /// JSON as on text): the first problem, or nothing.
 [[nodiscard]] std::optional<rule_problem> check_constants(std::span<const stmt> stmts);

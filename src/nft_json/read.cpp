@@ -1665,6 +1665,17 @@ set reader::set_of_object(const jnode& v, bool is_map) {
         std::any_of(s.elements.begin(), s.elements.end(),
                     [](const element& e) { return e.options != nullptr && !e.options->stmts.empty(); }))
       s.flags |= static_cast<std::uint8_t>(set_flag::dynamic);
+    // nft's JSON has no `interval` for a map's data type (`type ipv4_addr : interval ipv4_addr`); a map
+    // holds ranges or prefixes as data only when declared so
+    if (is_map && !s.data.object &&
+        std::any_of(s.elements.begin(), s.elements.end(),
+                    [](const element& e) { return e.data != nullptr && interval_part(*e.data) != nullptr; }))
+      s.data.interval = true;
+    // nft evaluates a JSON declaration's elements as it does text ones
+    if (auto refused = check_elements(s, s.elements, {})) {
+      sink_.error(refused->code, refused->where, std::move(refused->message));
+      throw schema_error{};
+    }
   }
   set_keys_[{fam_, s.name}] = s.key.typeof_expr != nullptr ? hint_of(*s.key.typeof_expr) : hint_of_names(s.key.names);
   return s;
