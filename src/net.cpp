@@ -34,6 +34,45 @@ std::string to_string(const ip_address& a) {
   return buf.data();
 }
 
+std::optional<ip_address> parse_ipv4_inet_aton(std::string_view text) noexcept {
+  std::array<std::uint32_t, 4> parts{};
+  std::size_t count = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    if (count == parts.size()) return std::nullopt;
+    const std::size_t dot = std::min(text.find('.', start), text.size());
+    std::string_view part = text.substr(start, dot - start);
+    unsigned base = 10;
+    if (part.size() >= 2 && part[0] == '0' && (part[1] == 'x' || part[1] == 'X')) {
+      base = 16;
+      part.remove_prefix(2);
+    } else if (part.size() >= 2 && part[0] == '0') {
+      base = 8;
+    } else if (part.empty()) {
+      return std::nullopt;
+    }
+    std::uint64_t v = 0;
+    for (const char c : part) {
+      unsigned d = 16;
+      if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
+      else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') d = static_cast<unsigned>((c | 0x20) - 'a' + 10);
+      if (d >= base) return std::nullopt;
+      v = v * base + d;
+      if (v > 0xffffffffu) return std::nullopt;
+    }
+    parts[count++] = static_cast<std::uint32_t>(v);
+    start = dot + 1;
+  }
+  std::uint32_t value = 0;
+  for (std::size_t i = 0; i + 1 < count; ++i) {
+    if (parts[i] > 0xff) return std::nullopt;
+    value |= parts[i] << (24 - 8 * i);
+  }
+  const unsigned last_bits = 32 - 8 * static_cast<unsigned>(count - 1);
+  if (last_bits < 32 && parts[count - 1] >> last_bits != 0) return std::nullopt;
+  return ipv4(value | parts[count - 1]);
+}
+
 ip_address ipv4(std::uint32_t host_order) noexcept {
   ip_address a;
   a.bytes[0] = static_cast<std::uint8_t>(host_order >> 24);

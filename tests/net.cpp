@@ -29,6 +29,24 @@ TEST_SUITE("unit") {
       CHECK_MESSAGE(!parse_ip_address(bad), bad);
   }
 
+  TEST_CASE("net: inet_aton's forms of an IPv4 address, as getaddrinfo reads a numeric host") {
+    const std::pair<const char*, const char*> good[] = {
+        {"1.2.3.4", "1.2.3.4"},      {"1.2", "1.0.0.2"},       {"1", "0.0.0.1"},           {"0x01020304", "1.2.3.4"},
+        {"1.2.3.0377", "1.2.3.255"}, {"010.1", "8.0.0.1"},     {"1.16777215", "1.255.255.255"},
+        {"1.2.65535", "1.2.255.255"}, {"4294967295", "255.255.255.255"}, {"0xA.0Xb.0.0", "10.11.0.0"}};
+    for (const auto& [text, address] : good) {
+      CAPTURE(text);
+      const auto a = parse_ipv4_inet_aton(text);
+      REQUIRE(a.has_value());
+      CHECK(to_string(*a) == address);
+    }
+    for (const char* bad : {"", ".", "1.", ".1", "1..2", "08.1.1.1", "1.2.3.256", "1.2.65536", "1.16777216",
+                            "4294967296", "1.2.3.4.5", "256.1", "0x1g", "1.2.3.4 ", "a.b", "-1"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(parse_ipv4_inet_aton(bad).has_value());
+    }
+  }
+
   TEST_CASE("net: prefixes, containment, masks") {
     auto p = parse_ip_prefix("10.244.0.0/19");
     REQUIRE(p);

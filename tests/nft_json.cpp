@@ -836,4 +836,24 @@ TEST_CASE("a JSON set's elements are checked against its declared types, as text
   CHECK(range_at == R"({"range": [1, 2]})");
   CHECK(nft::parse_json("s.json", doc(R"({"set": {"family": "ip", "name": "s", "table": "t", "type": "inet_service",
         "handle": 0, "flags": ["interval"], "elem": [80, {"range": [1, 2]}]}})")).ok());
+  // an address string is read as inet_aton reads it (nft's getaddrinfo): one to four numbers, C's bases
+  const auto address = [&](const std::string& a) {
+    return nft::parse_json("a.json", doc(R"({"set": {"family": "ip", "name": "s", "table": "t", "type": "ipv4_addr",
+        "handle": 0, "elem": [")" + a + R"("]}})"));
+  };
+  for (const char* fine : {"1.2", "1", "0x01020304", "4294967295", "1.2.3.0377", "1.16777215", "1.2.65535"}) {
+    const auto r = address(fine);
+    CHECK_MESSAGE(r.ok(), fine, "\n", nflens::render(r.diagnostics));
+  }
+  const auto short_form = address("1.2");  // is 1.0.0.2, written and printed so
+  REQUIRE(short_form.ok());
+  const auto written = text("table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\telements = { 1.0.0.2 }\n\t}\n}\n");
+  const auto differs = nft::compare(short_form.value, written);
+  CHECK_MESSAGE(!differs.has_value(), (differs ? differs->what : std::string()));
+  for (const char* bad : {"1.2.3.256", "08.1.1.1", "1.2.65536", "4294967296", "1.2.3.4.5", "256.1"}) {
+    const auto r = address(bad);
+    REQUIRE_MESSAGE(r.diagnostics.size() == 1, bad);
+    CHECK(r.diagnostics[0].code == nflens::error_code::invalid_address);
+    CHECK(r.diagnostics[0].message.find("is not an IPv4 address") != std::string::npos);
+  }
 }

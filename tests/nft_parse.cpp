@@ -438,7 +438,15 @@ TEST_SUITE("unit") {
         {"meta day 7 drop", "ip", error_code::number_out_of_range, 12, "out of range for day (0 to 6)"},
         {"meta day \"Satturday\" drop", "ip", error_code::invalid_value, 12, "not a day of the week"},
         {"meta hour \"24:00\" drop", "ip", error_code::invalid_value, 13, "wrong time format"},
+        {"meta hour \"5 \" drop", "ip", error_code::invalid_value, 13, "wrong time format"},
+        {"meta hour \"1:60\" drop", "ip", error_code::invalid_value, 13, "Can't parse trailing input: \"0\""},
+        {"meta hour \"12:00:62\" drop", "ip", error_code::invalid_value, 13, "Can't parse trailing input: \":62\""},
         {"meta time \"meh\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
+        {"meta time \"\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
+        {"meta time \"2023-13-01\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
+        {"ip saddr 0x100000000", "ip", error_code::number_out_of_range, 12, "out of range for ipv4_addr"},
+        // nft takes it, and lists `meta priority none`: refused rather than changed
+        {"meta priority 4294967296", "ip", error_code::number_out_of_range, 17, "cuts a wider class id"},
         {"ct original ip saddr ::1", "inet", error_code::invalid_address, 24, "`::1` is an IPv6 address"},
         {"rt ip nexthop fd00::1", "inet", error_code::invalid_address, 17, "an IPv6 address where an IPv4"},
         {"rt nexthop 192.168.0.1", "inet", error_code::invalid_value, 3, "cannot determine ip protocol version"},
@@ -524,6 +532,11 @@ TEST_SUITE("unit") {
         "continue counter",
         "meta hour \"23:59:60\" drop",
         "meta hour \"17\" meta day \"Monday\" meta time \"2019-06-06 17:00\"",
+        // strtoul's numbers of seconds, strptime's leading blanks, leap seconds and trailing text of a date
+        "meta hour \"24\"", "meta hour \"86400\"", "meta hour \"-5\"", "meta hour \"\"", "meta hour \" 12:30\"",
+        "meta hour \"12:00:61\"", "meta time \"2023\"", "meta time \" 5\"", "meta time \"2023-01-01x\"",
+        "meta time \"2023-01-01T10:00:00\"",
+        "ip saddr 4294967295",
         "log level audit",
         "log group 2 snaplen 23 queue-threshold 1337 prefix \"x\"",
         "reject with icmp host-unreachable",
@@ -940,6 +953,7 @@ TEST_SUITE("unit") {
         {"map", "type ipv4_addr : inet_service", "10.0.0.1", "10.0.0.1", error_code::invalid_value, "without its data"},
         {"set", "type ct_state", "established, sleepy", "sleepy", error_code::invalid_value,
          "`sleepy` is not a ct_state value"},
+        {"set", "typeof meta day", "7, 256", "256", error_code::number_out_of_range, "(0 to 255)"},
     };
     for (const auto& b : bad) {
       CAPTURE(b.declaration);
@@ -964,6 +978,8 @@ TEST_SUITE("unit") {
         {"map", "typeof ip daddr . tcp dport : ip daddr . tcp dport", "10.0.0.1 . 80 : 10.1.0.1 . 8080", "",
          error_code::syntax, nullptr},
         {"set", "type ct_state", "established, related", "", error_code::syntax, nullptr},
+        {"set", "typeof meta day", "7, 255", "", error_code::syntax, nullptr},  // a rule holds a day to 0-6, a set not
+        {"set", "typeof meta hour; flags interval", "\"24\", \"20\"-\"30\"", "", error_code::syntax, nullptr},
     };
     for (const auto& f : fine) {
       CAPTURE(f.declaration);
@@ -1096,7 +1112,6 @@ TEST_SUITE("unit") {
         {"tcp dport 99999999999999999999999 accept", "inet_service"},
         {"meta mark 18446744073709551616", "mark"},
         {"meta mark 0x1ffffffffffffffffff", "mark"},
-        {"ip saddr 99999999999999999999", "ipv4_addr"},
         {"ct expiration 99999999999999999999", "time"},
     };
     for (const auto& [rule, type] : cases) {
@@ -1110,6 +1125,11 @@ TEST_SUITE("unit") {
       CHECK(d.file->locate(d.where).line == 3);
       CHECK(d.file->text(d.where).find_first_not_of("0123456789abcdefx") == std::string_view::npos);
     }
+    // a number as an IPv4 address is read as inet_aton reads it: wider than 32 bits it is none
+    const auto address = nft::parse("a.nft", "table ip t {\n\tchain c {\n\t\tip saddr 99999999999999999999\n\t}\n}\n");
+    REQUIRE(address.diagnostics.size() == 1);
+    CHECK(address.diagnostics[0].code == error_code::invalid_address);
+    CHECK(address.diagnostics[0].message.find("`99999999999999999999` is not an IPv4 address") != std::string::npos);
     // a raw payload of 128 bits takes a hex number of more than 64 bits, as nft does
     const auto wide = nft::parse("w.nft", "table ip t {\n\tchain c {\n\t\t@th,0,128 0x1ffffffffffffffffff\n\t}\n}\n");
     CHECK(wide.ok());

@@ -32,6 +32,11 @@ struct ip_address {
 [[nodiscard]] std::optional<ip_address> parse_ip_address(std::string_view text) noexcept;
 /// Formats as inet_ntop(3) does, which is what iptables-save and nft print (RFC 5952 for IPv6).
 [[nodiscard]] std::string to_string(const ip_address& a);
+/// Parses an IPv4 address in the forms inet_aton(3) takes, which is how getaddrinfo(3), and so nft, reads
+/// a numeric host name: one to four numbers joined by dots, each decimal, octal after a leading 0 or hex
+/// after 0x, the last filling the bytes left (`1.2` is 1.0.0.2, `0x0a000001` is 10.0.0.1, `010.1` is
+/// 8.0.0.1). Nothing for any other text, a number too wide for its bytes included (`1.2.65536`).
+[[nodiscard]] std::optional<ip_address> parse_ipv4_inet_aton(std::string_view text) noexcept;
 /// Builds an IPv4 address from a host-order integer (`0x0a000001` is 10.0.0.1).
 [[nodiscard]] ip_address ipv4(std::uint32_t host_order) noexcept;
 

@@ -83,17 +83,59 @@ void check_string(type_info want, std::string_view text, span where) {
                                    text, text.size(), name(want.type), want.bits / 8u - 1, want.bits / 8u)};
 }
 
-/// Reads `n` digits or fewer from the front of `t` (at least one) as a number.
-std::optional<unsigned> leading_number(std::string_view& t, std::size_t n) {
-  std::size_t i = 0;
+/// A host name made only of numbers in C's forms (decimal, 0 octal, 0x hex) joined by dots: no name a
+/// resolver could know, only an address for inet_aton (parse_ipv4_inet_aton).
+bool numeric_host(std::string_view w) noexcept {
+  if (w.empty() || w.front() < '0' || w.front() > '9') return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = std::min(w.find('.', start), w.size());
+    const std::string_view part = w.substr(start, dot - start);
+    const bool hex = part.size() >= 2 && part[0] == '0' && (part[1] == 'x' || part[1] == 'X');
+    const std::string_view digits = hex ? part.substr(2) : part;
+    if (part.empty() || digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string_view::npos)
+      return false;
+    if (dot == w.size()) return true;
+    start = dot + 1;
+  }
+}
+/// What strtoul takes whole (nft reads a number of seconds so, checking that nothing follows it): blanks,
+/// a sign, digits; for an hour the empty string too, which strtoul reads as 0 (nft checks a date's end only).
+bool strtoul_whole(std::string_view t, bool empty_is_zero) noexcept {
+  const std::size_t start = t.find_first_not_of(" \t\n\v\f\r");
+  if (start == std::string_view::npos) return t.empty() && empty_is_zero;
+  std::size_t i = start;
+  if (t[i] == '+' || t[i] == '-') ++i;
+  const std::size_t digits = i;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+  return i > digits && i == t.size();
+}
+/// One number of strptime's (glibc): blanks skipped, then at most `n` digits, stopping before a digit
+/// that would pass `max`; nothing when there is no digit or the number is out of [min, max].
+std::optional<unsigned> strptime_number(std::string_view& t, unsigned min, unsigned max, std::size_t n) {
+  while (!t.empty() && (t.front() == ' ' || (t.front() >= '\t' && t.front() <= '\r'))) t.remove_prefix(1);
+  if (t.empty() || t.front() < '0' || t.front() > '9') return std::nullopt;
   unsigned v = 0;
-  while (i < t.size() && i < n && t[i] >= '0' && t[i] <= '9') v = v * 10 + static_cast<unsigned>(t[i++] - '0');
-  if (i == 0) return std::nullopt;
+  std::size_t i = 0;
+  do {
+    v = v * 10 + static_cast<unsigned>(t[i++] - '0');
+  } while (i < n && i < t.size() && v * 10 <= max && t[i] >= '0' && t[i] <= '9');
   t.remove_prefix(i);
+  if (v < min || v > max) return std::nullopt;
   return v;
 }
-/// The quoted forms of `meta day`, `meta hour` and `meta time` (meta.c): a day's English name
-/// (`"Monday"`); a time of day `"H[:M[:S]]"` below 24:00; a date `"YYYY-MM-DD[ ...]"`.
+/// Reads `sep` then a strptime number from `t`; false (and `t` as it was left) when either is missing.
+bool strptime_field(std::string_view& t, char sep, unsigned min, unsigned max, std::size_t n) {
+  if (t.empty() || t.front() != sep) return false;
+  t.remove_prefix(1);
+  return strptime_number(t, min, max, n).has_value();
+}
+/// The quoted forms of `meta day`, `meta hour` and `meta time` (meta.c), as nft 1.0.6 reads them:
+/// - a day: its English name (`"Monday"`);
+/// - an hour: strptime's `%H:%M:%S` or `%H:%M` with nothing after it ("Can't parse trailing input"),
+///   else a number of seconds as strtoul reads it (`"24"`, `"86400"` and `""` are taken);
+/// - a date: strptime's `%Y-%m-%d`, whatever follows it, else a number of seconds as for an hour (but
+///   not `""`).
 void check_time_string(datatype t, std::string_view text, span where) {
   const auto refuse = [&](std::string_view what, std::string_view nft) {
     throw rule_problem{where, error_code::invalid_value, fmt::format("`\"{}\"` is not {} (nft: \"{}\")", text, what, nft)};
@@ -101,30 +143,22 @@ void check_time_string(datatype t, std::string_view text, span where) {
   if (t == datatype::day && !types::symbol_value(text, t))
     refuse("a day of the week (Sunday to Saturday, capitalised)", "Could not parse Day of week of packet reception");
   if (t == datatype::hour) {
-    std::string_view rest = text;
-    const unsigned limits[3] = {23, 59, 60};  // (strptime's %S takes a leap second)
-    bool ok = true;
-    for (int part = 0; part < 3 && ok; ++part) {
-      const auto v = leading_number(rest, 2);
-      ok = v.has_value() && *v <= limits[part];
-      if (!ok || rest.empty()) break;
-      ok = part < 2 && rest.front() == ':';
-      rest.remove_prefix(1);
+    for (const bool seconds : {true, false}) {
+      std::string_view rest = text;
+      if (!strptime_number(rest, 0, 23, 2) || !strptime_field(rest, ':', 0, 59, 2)) break;
+      if (seconds && !strptime_field(rest, ':', 0, 61, 2)) continue;
+      if (!rest.empty())
+        refuse(fmt::format("a time of day (\"{}\" follows it)", rest), fmt::format("Can't parse trailing input: \"{}\"", rest));
+      return;
     }
-    if (!ok || !rest.empty()) refuse("a time of day from 00:00 to 23:59:60", "wrong time format");
+    if (!strtoul_whole(text, true)) refuse("a time of day (H:M or H:M:S) or a number of seconds", "wrong time format");
   }
   if (t == datatype::date) {
     std::string_view rest = text;
-    const auto y = leading_number(rest, 4);
-    const bool dash1 = !rest.empty() && rest.front() == '-';
-    if (dash1) rest.remove_prefix(1);
-    // (0 stands for a missing part: no month or day is 0)
-    const unsigned m = dash1 ? leading_number(rest, 2).value_or(0) : 0;
-    const bool dash2 = !rest.empty() && rest.front() == '-';
-    if (dash2) rest.remove_prefix(1);
-    const unsigned d = dash2 ? leading_number(rest, 2).value_or(0) : 0;
-    if (!y || m < 1 || m > 12 || d < 1 || d > 31 || (!rest.empty() && rest.front() != ' '))
-      refuse("a date, \"YYYY-MM-DD\" with an optional time of day", "Cannot parse date");
+    const bool date = strptime_number(rest, 0, 9999, 4) && strptime_field(rest, '-', 1, 12, 2) &&
+                      strptime_field(rest, '-', 1, 31, 2);
+    if (!date && !strtoul_whole(text, false))
+      refuse("a date (\"YYYY-MM-DD\" and anything after it) or a number of seconds", "Cannot parse date");
   }
 }
 
@@ -165,9 +199,9 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
     for (auto it = rights.rbegin(); it != rights.rend(); ++it) check_constant(want, **it, text);
   } else if (const auto* n = e.get<integer_expr>()) {
     switch (want.type) {
-      case datatype::ipv4_addr: case datatype::ipv6_addr: case datatype::lladdr: case datatype::ether_addr:
-      case datatype::string: case datatype::ifname: case datatype::time: case datatype::date:
-      case datatype::hour: case datatype::verdict:
+      // (an IPv4 address may be one number, as inet_aton reads `1`: it is checked against 32 bits below)
+      case datatype::ipv6_addr: case datatype::lladdr: case datatype::ether_addr: case datatype::string:
+      case datatype::ifname: case datatype::time: case datatype::date: case datatype::hour: case datatype::verdict:
         return;
       default: break;
     }
@@ -183,7 +217,9 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
     const std::uint64_t max = (std::uint64_t{1} << want.bits) - 1;
     if (n->value > max)
       throw rule_problem{e.where, error_code::number_out_of_range,
-                         fmt::format("value {} is out of range for {} (0 to {})", n->value, name(want.type), max)};
+                         fmt::format("value {} is out of range for {} (0 to {}{})", n->value, name(want.type), max,
+                                     want.type == datatype::classid
+                                         ? "; nft cuts a wider class id to its low 32 bits without a word" : "")};
   } else if (const auto* r = e.get<range_expr>()) {
     check_constant(want, *r->low(), text);
     check_constant(want, *r->high(), text);
@@ -206,12 +242,16 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
     const std::string_view w = sym->name;
     // A word of digits and dots is no host name (`"1.2.3.256"` in JSON, where the text parser reads
     // the numbers of a concatenation: see below).
-    if (want.type == datatype::ipv4_addr && w.find('.') != std::string_view::npos &&
-        w.find_first_not_of("0123456789.") == std::string_view::npos)
-      throw rule_problem{e.where, error_code::invalid_address,
-                         fmt::format("`{}` is not an IPv4 address (four parts of at most 255; nft: \"Could not resolve "
-                                     "hostname\")",
-                                     w)};
+    // A name made of numbers (JSON's `"1.2"`, `"0x01020304"`) is read as inet_aton reads it, where nft's
+    // getaddrinfo starts.
+    if (want.type == datatype::ipv4_addr && numeric_host(w)) {
+      if (!parse_ipv4_inet_aton(w))
+        throw rule_problem{e.where, error_code::invalid_address,
+                           fmt::format("`{}` is not an IPv4 address (one to four numbers, the last filling the bytes "
+                                       "left; nft: \"Could not resolve hostname\")",
+                                       w)};
+      return;
+    }
     const bool hex = w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X');
     const bool number = !w.empty() && (hex ? w.find_first_not_of("0123456789abcdefABCDEF", 2)
                                            : w.find_first_not_of("0123456789")) == std::string_view::npos;
@@ -787,10 +827,17 @@ std::string describe(const declared_parts& d) {
 }
 // An element's key or data against the declared parts: a concatenation of as many parts, each a value of
 // its type (check_constant), or one value of a one-part type.
+// One part of an element against its declared type. nft holds a day to 0 (Sunday) to 6 in a rule, but an
+// element of a named set only to its byte (`typeof meta day; elements = { 7 }` loads; 256 does not).
+void check_part(type_info want, const expr& e, std::string_view text) {
+  if (want.type == datatype::invalid) return;
+  if (want.type == datatype::day && (e.is<integer_expr>() || e.is<range_expr>())) want = {datatype::integer, 8};
+  check_constant(want, e, text);
+}
 void check_declared(const declared_parts& d, const expr& e, std::string_view text) {
   if (d.count == 0 || e.is<wildcard_expr>()) return;
   if (d.count == 1) {
-    if (d.part[0].type != datatype::invalid) check_constant(d.part[0], e, text);
+    check_part(d.part[0], e, text);
     return;
   }
   const auto* c = e.get<concat_expr>();
@@ -804,8 +851,7 @@ void check_declared(const declared_parts& d, const expr& e, std::string_view tex
                        fmt::format("{} values where a concatenation of {} ({}) is expected (nft: \"too {} "
                                    "concatenation components\")",
                                    c->items.size(), d.count, describe(d), c->items.size() > d.count ? "many" : "few")};
-  for (std::size_t i = 0; i < d.count; ++i)
-    if (d.part[i].type != datatype::invalid) check_constant(d.part[i], c->items[i], text);
+  for (std::size_t i = 0; i < d.count; ++i) check_part(d.part[i], c->items[i], text);
 }
 
 }  // namespace

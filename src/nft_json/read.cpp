@@ -454,6 +454,9 @@ const expr* reader::scalar_string(const jnode& n, datatype t) {
   }
   if (t.kind == value_kind::address || t.kind == value_kind::unknown) {
     if (const auto a = parse_ip_address(s)) return keep(n, address_expr{*a, src_});
+    // nft resolves an IPv4 address with getaddrinfo, which takes inet_aton's short forms (`"1.2"`)
+    if (t.name == "ipv4_addr")
+      if (const auto a = parse_ipv4_inet_aton(s)) return keep(n, address_expr{*a, src_});
   }
   if (t.kind == value_kind::unknown) {
     if (const auto b = parse_ether(s)) return keep(n, ether_address_expr{*b});
