@@ -356,7 +356,7 @@ TEST_SUITE("kernel") {
   TEST_CASE("nft kernel: set and map elements are checked against the declared types, as nft checks them") {
     netns ns;
     struct element_case {
-      const char* text;  // a table block's declaration, or commands after `add table ip t`
+      std::string text;  // a table block's declaration, or commands after `add table ip t`
       bool loads;
     };
     const element_case cases[] = {
@@ -384,9 +384,28 @@ TEST_SUITE("kernel") {
         {"map m { type ipv4_addr : interval ipv4_addr; elements = { 1.2.3.4 : 10.0.0.1-10.0.0.9 }; }", true},
         {"set s { type iface_index; elements = { 1 }; }", true},
         {"set s { typeof tcp dport . meta mark; elements = { 22 . 0xffffffff }; }", true},
+        // element times, wildcard names, ranges that go down, long comments, strings of hours and dates
+        {"set s { type ipv4_addr; elements = { 1.2.3.4 timeout 10s }; }", false},
+        {"set s { type ipv4_addr; flags timeout; elements = { 1.2.3.4 expires 10s }; }", false},
+        {"set s { type ipv4_addr; flags timeout; elements = { 1.2.3.4 timeout 10s expires 20s }; }", false},
+        {"set s { type ipv4_addr; timeout 10s; elements = { 1.2.3.4 expires 20s }; }", false},
+        {"set s { type ipv4_addr; timeout 1h; elements = { 1.2.3.4 timeout 10s, 1.2.3.5 expires 10s }; }", true},
+        {"set s { type ifname; elements = { \"eth*\" }; }", false},
+        {"set s { type ifname; flags interval; elements = { \"eth*\", \"lo\" }; }", true},
+        {"set s { type ifname; flags interval; elements = { \"eth0\"-\"eth9\" }; }", false},
+        {"set s { type ipv4_addr; flags interval; elements = { 10.0.0.5-10.0.0.1 }; }", false},
+        {"set s { type ether_addr; flags interval; elements = { 00:11:22:33:44:ff-00:11:22:33:44:00 }; }", false},
+        {"set s { type ipv4_addr; elements = { 1.2.3.4 comment \"" + std::string(129, 'x') + "\" }; }", false},
+        {"set s { type ipv4_addr; elements = { 1.2.3.4 comment \"" + std::string(128, 'x') + "\" }; }", true},
+        {"set s { typeof meta day; elements = { 7, 255 }; }", true},
+        {"set s { typeof meta hour; elements = { \"24\", \"12:00:61\", \" 1:2\" }; }", true},
+        {"set s { typeof meta hour; elements = { \"1:60\" }; }", false},
+        {"chain c { meta time \"2023\" meta time \"2023-01-01x\" meta hour \"86400\"; }", true},
+        {"chain c { meta time \"\"; }", false},
+        {"chain c { ip saddr 10.0.0.5-10.0.0.1; }", false},
     };
     for (const auto& c : cases) {
-      const std::string text = std::string("table ip t {\n\t") + c.text + "\n}\n";
+      const std::string text = "table ip t {\n\t" + c.text + "\n}\n";
       CAPTURE(text);
       CHECK((ns.exec("nft -c -f - 2>/dev/null", &text).status == 0) == c.loads);
       CHECK(nflens_refuses(text) == !c.loads);

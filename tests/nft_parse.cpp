@@ -442,6 +442,8 @@ TEST_SUITE("unit") {
         {"meta hour \"1:60\" drop", "ip", error_code::invalid_value, 13, "Can't parse trailing input: \"0\""},
         {"meta hour \"12:00:62\" drop", "ip", error_code::invalid_value, 13, "Can't parse trailing input: \":62\""},
         {"meta time \"meh\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
+        {"accept comment \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"", "ip", error_code::invalid_value, 18, "a comment of 130 bytes"},
         {"meta time \"\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
         {"meta time \"2023-13-01\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
         {"ip saddr 0x100000000", "ip", error_code::number_out_of_range, 12, "out of range for ipv4_addr"},
@@ -954,6 +956,17 @@ TEST_SUITE("unit") {
         {"set", "type ct_state", "established, sleepy", "sleepy", error_code::invalid_value,
          "`sleepy` is not a ct_state value"},
         {"set", "typeof meta day", "7, 256", "256", error_code::number_out_of_range, "(0 to 255)"},
+        {"set", "type ifname", "lo, \"eth*\"", "\"eth*\"", error_code::invalid_value, "a prefix element in set s"},
+        {"set", "type ifname; flags interval", "\"eth0\"-\"eth9\"", "\"eth0\"-\"eth9\"", error_code::invalid_value,
+         "Range expression is undefined for network interface name types"},
+        {"set", "type ipv4_addr; flags interval", "10.0.0.5-10.0.0.1", "10.0.0.5-10.0.0.1", error_code::invalid_value,
+         "range 10.0.0.5-10.0.0.1 goes down"},
+        {"set", "type ipv4_addr", "1.2.3.4 timeout 10s", "1.2.3.4 timeout 10s", error_code::invalid_value,
+         "an element timeout in s, which has no timeouts"},
+        {"set", "type ipv4_addr; flags timeout", "1.2.3.4 expires 10s", "1.2.3.4 expires 10s", error_code::invalid_value,
+         "an element expiry without a timeout"},
+        {"set", "type ipv4_addr; timeout 10s", "1.2.3.4 expires 20s", "1.2.3.4 expires 20s",
+         error_code::number_out_of_range, "expires in 20000 ms, past its timeout of 10000 ms"},
     };
     for (const auto& b : bad) {
       CAPTURE(b.declaration);
@@ -979,6 +992,8 @@ TEST_SUITE("unit") {
          error_code::syntax, nullptr},
         {"set", "type ct_state", "established, related", "", error_code::syntax, nullptr},
         {"set", "typeof meta day", "7, 255", "", error_code::syntax, nullptr},  // a rule holds a day to 0-6, a set not
+        {"set", "type ifname; flags interval", "\"eth*\", lo", "", error_code::syntax, nullptr},
+        {"set", "type ipv4_addr; timeout 1h", "1.2.3.4 timeout 10s, 1.2.3.5 expires 10s", "", error_code::syntax, nullptr},
         {"set", "typeof meta hour; flags interval", "\"24\", \"20\"-\"30\"", "", error_code::syntax, nullptr},
     };
     for (const auto& f : fine) {

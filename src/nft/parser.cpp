@@ -1943,6 +1943,12 @@ struct action<g::comment_value> {
   template <class In>
   static void apply(const In& in, state& st) {
     st.rule_comment = unquote(text(in));
+    // nft's parser (NFT_USERDATA_MAXLEN), for the comments of tables, chains, rules, sets, elements, objects
+    if (st.rule_comment.size() > 128)
+      st.fail(in, error_code::invalid_value,
+              fmt::format("a comment of {} bytes; nft takes at most 128 (\"comment too long, 128 characters "
+                          "maximum allowed\")",
+                          st.rule_comment.size()));
   }
 };
 template <>

@@ -235,6 +235,23 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
     if (tlo != nullptr && thi != nullptr && tlo->milliseconds > thi->milliseconds)
       throw rule_problem{e.where, error_code::invalid_value,
                          "a range of durations that goes down (nft: \"Range has zero or negative size\")"};
+    // addresses compare as the big-endian numbers they are
+    const auto* alo = r->low()->get<address_expr>();
+    const auto* ahi = r->high()->get<address_expr>();
+    const auto* elo = r->low()->get<ether_address_expr>();
+    const auto* ehi = r->high()->get<ether_address_expr>();
+    if ((alo != nullptr && ahi != nullptr && alo->address().family == ahi->address().family &&
+         alo->address().bytes > ahi->address().bytes) ||
+        (elo != nullptr && ehi != nullptr && elo->bytes > ehi->bytes))
+      throw rule_problem{e.where, error_code::invalid_value,
+                         fmt::format("range {} goes down (nft: \"Range has zero or negative size\")",
+                                     e.where.length == 0 || std::size_t{e.where.offset} + e.where.length > text.size()
+                                         ? std::string_view("of addresses")
+                                         : text.substr(e.where.offset, e.where.length))};
+    if (want.type == datatype::ifname)
+      throw rule_problem{e.where, error_code::invalid_value,
+                         "a range of interface names (nft: \"Range expression is undefined for network interface name "
+                         "types\")"};
   } else if (const auto* sym = e.get<symbol_expr>()) {
     check_string(want, sym->name, e.where);
     // A number too large for nft's scanner (2^64 or more) reaches the evaluation as a word, and no type
@@ -827,6 +844,31 @@ std::string describe(const declared_parts& d) {
 }
 // An element's key or data against the declared parts: a concatenation of as many parts, each a value of
 // its type (check_constant), or one value of a one-part type.
+// An element's timeout and expiry, as the kernel takes them (nft_set_elem_init): a timeout only in a set
+// with timeouts (`flags timeout`, or a `timeout` of its own: "Invalid argument"); an expiry only with a
+// timeout, the element's or the set's ("Operation not supported"), and not past it ("Numerical result out of
+// range").
+void check_element_times(const set_info& set, const element& el) {
+  const element_options& o = *el.options;
+  const bool timeouts = (set.flags & static_cast<std::uint8_t>(set_flag::timeout)) != 0 ||
+                        (set.has_timeout && set.timeout_ms != 0);
+  if (o.has_timeout && o.timeout_ms != 0 && !timeouts)
+    throw rule_problem{el.where, error_code::invalid_value,
+                       fmt::format("an element timeout in {}, which has no timeouts (`flags timeout` or a `timeout` "
+                                   "of its own; the kernel says \"Invalid argument\")",
+                                   set.name)};
+  if (!o.has_expires || o.expires_ms == 0) return;
+  const std::uint64_t timeout = o.has_timeout && o.timeout_ms != 0 ? o.timeout_ms : set.has_timeout ? set.timeout_ms : 0;
+  if (timeout == 0)
+    throw rule_problem{el.where, error_code::invalid_value,
+                       "an element expiry without a timeout, the element's or the set's (the kernel says \"Operation "
+                       "not supported\")"};
+  if (o.expires_ms > timeout)
+    throw rule_problem{el.where, error_code::number_out_of_range,
+                       fmt::format("an element that expires in {} ms, past its timeout of {} ms (the kernel says "
+                                   "\"Numerical result out of range\")",
+                                   o.expires_ms, timeout)};
+}
 // One part of an element against its declared type. nft holds a day to 0 (Sunday) to 6 in a rule, but an
 // element of a named set only to its byte (`typeof meta day; elements = { 7 }` loads; 256 does not).
 void check_part(type_info want, const expr& e, std::string_view text) {
@@ -856,11 +898,24 @@ void check_declared(const declared_parts& d, const expr& e, std::string_view tex
 
 }  // namespace
 
+namespace {
+// `"eth*"`: an interface name that ends in an unescaped wildcard matches a prefix of names.
+bool wildcard_name(const expr& e) noexcept {
+  std::string_view t;
+  if (const auto* s = e.get<string_expr>()) t = s->text;
+  else if (const auto* w = e.get<symbol_expr>()) t = w->name;  // `eth*` unquoted
+  return t.size() >= 2 && t.back() == '*' && t[t.size() - 2] != '\\';
+}
+bool interval_like(const expr& e) noexcept {
+  return e.is<range_expr>() || e.is<prefix_expr>() || wildcard_name(e);
+}
+}  // namespace
+
 const expr* interval_part(const expr& e) noexcept {
-  if (e.is<range_expr>() || e.is<prefix_expr>()) return &e;
+  if (interval_like(e)) return &e;
   if (const auto* c = e.get<concat_expr>())
     for (const auto& item : c->items)
-      if (item.is<range_expr>() || item.is<prefix_expr>()) return &item;
+      if (interval_like(item)) return &item;
   return nullptr;
 }
 
@@ -891,6 +946,7 @@ std::optional<rule_problem> check_elements(const set_info& set, std::span<const 
                                        "'flags interval' to your set declaration if you want to add {} elements\")",
                                        r->is<range_expr>() ? "range" : "prefix", what, set.name,
                                        r->is<range_expr>() ? "range" : "prefix")};
+      if (el.options != nullptr) check_element_times(set, el);
       check_declared(key, *el.key, text);
       if (el.data == nullptr) continue;
       if (verdict_data) {
@@ -907,7 +963,8 @@ std::optional<rule_problem> check_elements(const set_info& set, std::span<const 
           throw rule_problem{r->where, error_code::invalid_value,
                              fmt::format("a {} as the data of map {}, whose data type is not `interval ...` (nft: "
                                          "\"Value must be a singleton\")",
-                                         r->is<range_expr>() ? "range" : "prefix", set.name)};
+                                         r->is<range_expr>() ? "range" : wildcard_name(*r) ? "wildcard name" : "prefix",
+                                         set.name)};
       check_declared(data, *el.data, text);
     }
   } catch (rule_problem& p) {
