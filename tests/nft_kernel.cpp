@@ -403,6 +403,11 @@ TEST_SUITE("kernel") {
         {"chain c { meta time \"2023\" meta time \"2023-01-01x\" meta hour \"86400\"; }", true},
         {"chain c { meta time \"\"; }", false},
         {"chain c { ip saddr 10.0.0.5-10.0.0.1; }", false},
+        {"set s { type inet_service; flags interval; elements = { 3, 1-5 }; }", false},
+        {"set s { type ipv6_addr; flags interval; elements = { 2001:db8::/32, 2001:db8:1::/48 }; }", false},
+        {"set s { type ifname; flags interval; elements = { \"eth*\", \"ethx*\" }; }", false},
+        {"set s { type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 10.0.0.0-10.255.255.255, 11.0.0.0 }; }", true},
+        {"set s { type ipv4_addr; flags interval; auto-merge; elements = { 10.0.0.0/8, 10.1.0.0/16 }; }", true},
     };
     for (const auto& c : cases) {
       const std::string text = "table ip t {\n\t" + c.text + "\n}\n";

@@ -967,6 +967,15 @@ TEST_SUITE("unit") {
          "an element expiry without a timeout"},
         {"set", "type ipv4_addr; timeout 10s", "1.2.3.4 expires 20s", "1.2.3.4 expires 20s",
          error_code::number_out_of_range, "expires in 20000 ms, past its timeout of 10000 ms"},
+        // overlapping intervals, reported at the one that starts later
+        {"set", "type inet_service; flags interval", "3, 1-5", "3", error_code::invalid_value,
+         "this element shares keys with another of s (nft: \"conflicting intervals specified\""},
+        {"set", "type ipv4_addr; flags interval", "10.1.0.0/16, 10.0.0.0/8", "10.1.0.0/16", error_code::invalid_value,
+         "conflicting intervals"},
+        {"set", "type ifname; flags interval", "\"eth0\", \"eth*\"", "\"eth0\"", error_code::invalid_value,
+         "conflicting intervals"},
+        {"map", "type ipv4_addr : verdict; flags interval", "0.0.0.0/0 : drop, 1.2.3.4 : accept", "1.2.3.4",
+         error_code::invalid_value, "conflicting intervals"},
     };
     for (const auto& b : bad) {
       CAPTURE(b.declaration);
@@ -993,8 +1002,13 @@ TEST_SUITE("unit") {
         {"set", "type ct_state", "established, related", "", error_code::syntax, nullptr},
         {"set", "typeof meta day", "7, 255", "", error_code::syntax, nullptr},  // a rule holds a day to 0-6, a set not
         {"set", "type ifname; flags interval", "\"eth*\", lo", "", error_code::syntax, nullptr},
+        {"set", "type inet_service; flags interval", "1-5, 6-8, 9-9, 9, 1-5, ssh, http", "", error_code::syntax, nullptr},
+        {"set", "typeof meta hour; flags interval", "\"15\", \"100\"-\"200\"", "", error_code::syntax, nullptr},
+        {"set", "type ipv4_addr; flags interval; auto-merge", "10.0.0.0/8, 10.1.0.0/16", "", error_code::syntax, nullptr},
+        {"set", "type ipv4_addr . inet_service; flags interval", "10.0.0.0/8 . 80, 10.0.0.1 . 80", "", error_code::syntax,
+         nullptr},  // (a concatenation's overlaps are the kernel's to refuse)
         {"set", "type ipv4_addr; timeout 1h", "1.2.3.4 timeout 10s, 1.2.3.5 expires 10s", "", error_code::syntax, nullptr},
-        {"set", "typeof meta hour; flags interval", "\"24\", \"20\"-\"30\"", "", error_code::syntax, nullptr},
+        {"set", "typeof meta hour; flags interval", "\"24\", \"25\"-\"30\"", "", error_code::syntax, nullptr},
     };
     for (const auto& f : fine) {
       CAPTURE(f.declaration);

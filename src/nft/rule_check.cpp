@@ -844,6 +844,13 @@ std::string describe(const declared_parts& d) {
 }
 // An element's key or data against the declared parts: a concatenation of as many parts, each a value of
 // its type (check_constant), or one value of a one-part type.
+// `"eth*"`: an interface name that ends in an unescaped wildcard matches a prefix of names.
+bool wildcard_name(const expr& e) noexcept {
+  std::string_view t;
+  if (const auto* s = e.get<string_expr>()) t = s->text;
+  else if (const auto* w = e.get<symbol_expr>()) t = w->name;  // `eth*` unquoted
+  return t.size() >= 2 && t.back() == '*' && t[t.size() - 2] != '\\';
+}
 // An element's timeout and expiry, as the kernel takes them (nft_set_elem_init): a timeout only in a set
 // with timeouts (`flags timeout`, or a `timeout` of its own: "Invalid argument"); an expiry only with a
 // timeout, the element's or the set's ("Operation not supported"), and not past it ("Numerical result out of
@@ -868,6 +875,102 @@ void check_element_times(const set_info& set, const element& el) {
                        fmt::format("an element that expires in {} ms, past its timeout of {} ms (the kernel says "
                                    "\"Numerical result out of range\")",
                                    o.expires_ms, timeout)};
+}
+// An interval set's element as the closed interval of keys it covers, each key 16 bytes compared as a
+// big-endian number: numbers and addresses right-aligned, interface names (`names`: a key of type ifname or
+// string) left-aligned with a wildcard (`"eth*"`) covering every name it starts; other strings (an hour,
+// a date) are values nft computes and are not compared. Nothing for a key whose value is not known offline (a service
+// name, a symbol, a variable's value) or of no single part.
+using key_bytes = std::array<std::uint8_t, 16>;
+struct interval {
+  key_bytes low{};
+  key_bytes high{};
+  const element* el = nullptr;
+};
+std::optional<key_bytes> point(const expr& e, bool names) noexcept {
+  key_bytes k{};
+  if (const auto* n = e.get<integer_expr>()) {
+    for (std::size_t i = 0; i < 8; ++i) k[15 - i] = static_cast<std::uint8_t>(n->value >> (8 * i));
+  } else if (const auto* a = e.get<address_expr>()) {
+    const ip_address ip = a->address();
+    const std::size_t width = ip.family == ip_family::ipv4 ? 4 : 16;
+    std::copy_n(ip.bytes.begin(), width, k.end() - static_cast<std::ptrdiff_t>(width));
+  } else if (const auto* m = e.get<ether_address_expr>()) {
+    std::copy(m->bytes.begin(), m->bytes.end(), k.end() - 6);
+  } else if (const auto* s = e.get<string_expr>(); s != nullptr && names && !wildcard_name(e)) {
+    const std::string_view t = s->text;
+    if (t.size() > k.size() || t.find('\\') != std::string_view::npos) return std::nullopt;
+    std::copy(t.begin(), t.end(), k.begin());
+  } else {
+    return std::nullopt;
+  }
+  return k;
+}
+std::optional<interval> interval_of(const expr& e, bool names) noexcept {
+  if (const auto* r = e.get<range_expr>()) {
+    const auto lo = point(*r->low(), names);
+    const auto hi = point(*r->high(), names);
+    if (!lo || !hi) return std::nullopt;
+    return interval{*lo, *hi};
+  }
+  if (const auto* p = e.get<prefix_expr>()) {
+    const auto* a = p->value != nullptr ? p->value->get<address_expr>() : nullptr;
+    if (a == nullptr) return std::nullopt;
+    const std::size_t width = a->address().family == ip_family::ipv4 ? 4 : 16;
+    if (p->length > width * 8) return std::nullopt;
+    auto lo = *point(*p->value, names);
+    auto hi = lo;
+    for (std::size_t bit = p->length; bit < width * 8; ++bit) {
+      const std::size_t byte = 16 - width + bit / 8;
+      const auto mask = static_cast<std::uint8_t>(0x80u >> (bit % 8));
+      lo[byte] = static_cast<std::uint8_t>(lo[byte] & ~mask);
+      hi[byte] = static_cast<std::uint8_t>(hi[byte] | mask);
+    }
+    return interval{lo, hi};
+  }
+  if (names && wildcard_name(e)) {
+    const auto* s = e.get<string_expr>();
+    const auto* w = e.get<symbol_expr>();
+    const std::string_view t = s != nullptr ? std::string_view(s->text) : std::string_view(w->name);
+    const std::string_view stem = t.substr(0, t.size() - 1);
+    if (stem.size() > 16 || stem.find('\\') != std::string_view::npos) return std::nullopt;
+    interval i;
+    std::copy(stem.begin(), stem.end(), i.low.begin());
+    i.high = i.low;
+    std::fill(i.high.begin() + static_cast<std::ptrdiff_t>(stem.size()), i.high.end(), std::uint8_t{0xff});
+    return i;
+  }
+  const auto k = point(e, names);
+  if (!k) return std::nullopt;
+  return interval{*k, *k};
+}
+// nft's interval check of a set's elements (segtree.c, without `auto-merge`): two different elements
+// that share a key conflict ("conflicting intervals specified"); the same element twice is one. Reported
+// at the element that starts later, as nft does. Concatenations are the kernel's to judge, not checked here.
+void check_overlaps(const set_info& set, type_info key, std::span<const element> elements) {
+  const bool names = key.type == datatype::ifname || key.type == datatype::string;
+  std::vector<interval> all;
+  all.reserve(elements.size());
+  for (const auto& el : elements) {
+    if (el.key == nullptr) continue;
+    if (auto i = interval_of(*el.key, names)) {
+      i->el = &el;
+      all.push_back(*i);
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const interval& a, const interval& b) {
+    return a.low != b.low ? a.low < b.low : a.high < b.high;
+  });
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const interval& prev = all[i - 1];
+    const interval& cur = all[i];
+    if (cur.low == prev.low && cur.high == prev.high) continue;
+    if (cur.low <= prev.high)
+      throw rule_problem{cur.el->key->where, error_code::invalid_value,
+                         fmt::format("this element shares keys with another of {} (nft: \"conflicting intervals "
+                                     "specified\"; `auto-merge` joins them)",
+                                     set.name)};
+  }
 }
 // One part of an element against its declared type. nft holds a day to 0 (Sunday) to 6 in a rule, but an
 // element of a named set only to its byte (`typeof meta day; elements = { 7 }` loads; 256 does not).
@@ -899,13 +1002,6 @@ void check_declared(const declared_parts& d, const expr& e, std::string_view tex
 }  // namespace
 
 namespace {
-// `"eth*"`: an interface name that ends in an unescaped wildcard matches a prefix of names.
-bool wildcard_name(const expr& e) noexcept {
-  std::string_view t;
-  if (const auto* s = e.get<string_expr>()) t = s->text;
-  else if (const auto* w = e.get<symbol_expr>()) t = w->name;  // `eth*` unquoted
-  return t.size() >= 2 && t.back() == '*' && t[t.size() - 2] != '\\';
-}
 bool interval_like(const expr& e) noexcept {
   return e.is<range_expr>() || e.is<prefix_expr>() || wildcard_name(e);
 }
@@ -967,6 +1063,8 @@ std::optional<rule_problem> check_elements(const set_info& set, std::span<const 
                                          set.name)};
       check_declared(data, *el.data, text);
     }
+    if ((set.flags & static_cast<std::uint8_t>(set_flag::interval)) != 0 && !set.auto_merge && key.count <= 1)
+      check_overlaps(set, key.part[0], elements);
   } catch (rule_problem& p) {
     return std::move(p);
   }
