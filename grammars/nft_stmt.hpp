@@ -104,11 +104,18 @@ struct counter_arg : sor<seq<kw_packets, sp, counter_packets>, seq<kw_bytes, sp,
 /// `counter`, `counter packets 0 bytes 0`.
 struct counter_stmt : seq<kw_counter, star<sp1, counter_arg>> {};
 
-/// A number that may be followed directly by a unit (`1025bytes`), as in rates and quotas.
+/// A number that may be followed directly by a unit (`1025bytes`), as in rates and quotas: decimal
+/// (octal after a leading 0) or hex `0x...`, as nft's scanner reads numbers.
 struct unit_number : leaf<unit_number> {
   template <class Input>
   [[nodiscard]] static bool match(Input& in) noexcept {
-    const std::size_t n = detail::scan(in.current(), in.end(), is_digit);
+    const char* p = in.current();
+    const char* end = in.end();
+    std::size_t n = 0;
+    if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && is_hex(p[2]))
+      n = 2 + detail::scan(p + 2, end, is_hex);
+    else
+      n = detail::scan(p, end, is_digit);
     if (n == 0) return false;
     in.bump_in_this_line(n);
     return true;

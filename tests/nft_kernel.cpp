@@ -403,6 +403,11 @@ TEST_SUITE("kernel") {
         {"chain c { meta time \"2023\" meta time \"2023-01-01x\" meta hour \"86400\"; }", true},
         {"chain c { meta time \"\"; }", false},
         {"chain c { ip saddr 10.0.0.5-10.0.0.1; }", false},
+        {"chain c { tcp dport 080; ip protocol 255 tcp dport 22; ip protocol 200 udp dport 53; quota 0x10 bytes; "
+         "limit rate 0x10/second burst 0x5 packets; }",
+         true},
+        {"chain c { meta l4proto 200 tcp dport 22; }", false},
+        {"chain c { ip protocol esp tcp dport 22; }", false},
         {"set s { type inet_service; flags interval; elements = { 3, 1-5 }; }", false},
         {"set s { type ipv6_addr; flags interval; elements = { 2001:db8::/32, 2001:db8:1::/48 }; }", false},
         {"set s { type ifname; flags interval; elements = { \"eth*\", \"ethx*\" }; }", false},

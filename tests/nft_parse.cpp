@@ -442,6 +442,9 @@ TEST_SUITE("unit") {
         {"meta hour \"1:60\" drop", "ip", error_code::invalid_value, 13, "Can't parse trailing input: \"0\""},
         {"meta hour \"12:00:62\" drop", "ip", error_code::invalid_value, 13, "Can't parse trailing input: \":62\""},
         {"meta time \"meh\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
+        {"meta l4proto 200 tcp dport 22", "ip", error_code::invalid_value, 20, "a header of tcp after a match on 200"},
+        {"ip protocol esp tcp dport 22", "ip", error_code::invalid_value, 19, "a header of tcp after a match on esp"},
+        {"tcp dport 0999999", "ip", error_code::number_out_of_range, 13, "port 0999999 is out of range"},
         {"accept comment \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"", "ip", error_code::invalid_value, 18, "a comment of 130 bytes"},
         {"meta time \"\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
@@ -537,6 +540,9 @@ TEST_SUITE("unit") {
         // strtoul's numbers of seconds, strptime's leading blanks, leap seconds and trailing text of a date
         "meta hour \"24\"", "meta hour \"86400\"", "meta hour \"-5\"", "meta hour \"\"", "meta hour \" 12:30\"",
         "meta hour \"12:00:61\"", "meta time \"2023\"", "meta time \" 5\"", "meta time \"2023-01-01x\"",
+        // a port `080`, no octal number, is a decimal service number for nft; a protocol number nft has no
+        // header for leaves the transport open
+        "tcp dport 080", "udp dport { 049, 50 } drop", "tcp dport 080-90 accept", "ip protocol 255 tcp dport 22",
         "meta time \"2023-01-01T10:00:00\"",
         "ip saddr 4294967295",
         "log level audit",
@@ -1018,6 +1024,27 @@ TEST_SUITE("unit") {
     const auto late = parse_text("table ip t {\n\tset s {\n\t\telements = { 1-2 }\n\t\ttype inet_service\n"
                                  "\t\tflags interval\n\t}\n}\n");
     CHECK_MESSAGE(late.ok(), errors_of(late));
+  }
+
+  TEST_CASE("nft parse: rates, bursts and quotas in hex or octal, as nft's scanner reads numbers") {
+    // a tester's finding: `burst 0x5 packets` was read as a burst of 0, `quota 0x10 bytes` refused
+    const one_rule r("limit rate 0x10/second burst 0x5 packets quota over 0x2 kbytes limit rate 010 kbytes/second");
+    REQUIRE_MESSAGE(r.r != nullptr, errors_of(r.parsed));
+    const auto* packets = r.at(0).get<limit_stmt>();
+    REQUIRE(packets != nullptr);
+    CHECK(packets->rate == 16);
+    CHECK(packets->burst == 5);
+    const auto* quota = r.at(1).get<quota_stmt>();
+    REQUIRE(quota != nullptr);
+    CHECK(quota->bytes == 2048);
+    CHECK(quota->over);
+    const auto* bytes = r.at(2).get<limit_stmt>();
+    REQUIRE(bytes != nullptr);
+    CHECK(bytes->rate == 8 * 1024);
+    CHECK(bytes->bytes);
+    const one_rule zero("limit rate 10/second burst 0x0 packets");
+    REQUIRE(zero.parsed.diagnostics.size() == 1);
+    CHECK(zero.parsed.diagnostics[0].message == "packet limit burst must be > 0");
   }
 
   TEST_CASE("nft parse: a nat address that is no address is an error, never a part of it") {

@@ -269,6 +269,17 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
                                        w)};
       return;
     }
+    // nft's scanner leaves `080` (no octal number) a word, which a port reads as a decimal service number
+    if (want.type == datatype::inet_service && w.size() > 1 && w.front() == '0' &&
+        w.find_first_not_of("0123456789") == std::string_view::npos) {
+      const std::size_t digits = w.size() - std::min(w.find_first_not_of('0'), w.size());
+      std::uint64_t port = 0;
+      for (const char c : w) port = digits > 5 ? port : port * 10 + static_cast<unsigned>(c - '0');
+      if (digits > 5 || port > 65535)
+        throw rule_problem{e.where, error_code::number_out_of_range,
+                           fmt::format("port {} is out of range (0 to 65535; nft: \"Service out of range\")", w)};
+      return;
+    }
     const bool hex = w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X');
     const bool number = !w.empty() && (hex ? w.find_first_not_of("0123456789abcdefABCDEF", 2)
                                            : w.find_first_not_of("0123456789")) == std::string_view::npos;
@@ -710,11 +721,17 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       if (m->op != relational_op::neq && c.l4 == 0) {
         const auto* mk = m->left->get<meta_expr>();
         const auto* pk = m->left->get<payload_expr>();
-        if ((mk != nullptr && mk->key == meta_key::l4proto) ||
-            (pk != nullptr && pk->inner == tunnel::none &&
-             ((pk->protocol == header::ip && pk->field == header_field::protocol) ||
-              (pk->protocol == header::ip6 && pk->field == header_field::nexthdr))))
-          c.l4 = protocol_value(*m->right);
+        const bool meta = mk != nullptr && mk->key == meta_key::l4proto;
+        const bool field = pk != nullptr && pk->inner == tunnel::none &&
+                           ((pk->protocol == header::ip && pk->field == header_field::protocol) ||
+                            (pk->protocol == header::ip6 && pk->field == header_field::nexthdr));
+        // nft's protocol context, as nft 1.0.6 sets it: a number it has no header for leaves it open after
+        // `ip protocol` / `ip6 nexthdr`, but not after `meta l4proto` (`ip protocol 255 tcp dport 22` loads;
+        // `meta l4proto 255 tcp dport 22` does not)
+        const std::uint8_t n = meta || field ? protocol_value(*m->right) : 0;
+        const bool known = std::any_of(std::begin(transport_headers), std::end(transport_headers),
+                                       [n](header h) { return transport_number(h) == n; });
+        if (meta || (field && known)) c.l4 = n;
       }
       const auto* key = m->left->get<meta_expr>();
       const auto* value = m->right->get<symbol_expr>();
