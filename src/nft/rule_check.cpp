@@ -257,8 +257,6 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
     // A number too large for nft's scanner (2^64 or more) reaches the evaluation as a word, and no type
     // of at most 64 bits takes a word of digits ("Service out of range", "Could not resolve hostname").
     const std::string_view w = sym->name;
-    // A word of digits and dots is no host name (`"1.2.3.256"` in JSON, where the text parser reads
-    // the numbers of a concatenation: see below).
     // A name made of numbers (JSON's `"1.2"`, `"0x01020304"`) is read as inet_aton reads it, where nft's
     // getaddrinfo starts.
     if (want.type == datatype::ipv4_addr && numeric_host(w)) {
@@ -269,7 +267,8 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
                                        w)};
       return;
     }
-    // nft's scanner leaves `080` (no octal number) a word, which a port reads as a decimal service number
+    // nft's scanner leaves `080` (no octal number) a word, which a port reads as a decimal service number;
+    // past 65535 nft keeps its low 16 bits without a word (`099999` loads as 34463): refused, as a class id
     if (want.type == datatype::inet_service && w.size() > 1 && w.front() == '0' &&
         w.find_first_not_of("0123456789") == std::string_view::npos) {
       const std::size_t digits = w.size() - std::min(w.find_first_not_of('0'), w.size());
@@ -277,7 +276,9 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
       for (const char c : w) port = digits > 5 ? port : port * 10 + static_cast<unsigned>(c - '0');
       if (digits > 5 || port > 65535)
         throw rule_problem{e.where, error_code::number_out_of_range,
-                           fmt::format("port {} is out of range (0 to 65535; nft: \"Service out of range\")", w)};
+                           fmt::format("port {} is out of range (0 to 65535; nft cuts it to its low 16 bits without "
+                                       "a word)",
+                                       w)};
       return;
     }
     const bool hex = w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X');
@@ -859,14 +860,16 @@ std::string describe(const declared_parts& d) {
   }
   return out;
 }
-// An element's key or data against the declared parts: a concatenation of as many parts, each a value of
-// its type (check_constant), or one value of a one-part type.
 // `"eth*"`: an interface name that ends in an unescaped wildcard matches a prefix of names.
 bool wildcard_name(const expr& e) noexcept {
   std::string_view t;
   if (const auto* s = e.get<string_expr>()) t = s->text;
   else if (const auto* w = e.get<symbol_expr>()) t = w->name;  // `eth*` unquoted
   return t.size() >= 2 && t.back() == '*' && t[t.size() - 2] != '\\';
+}
+// A range, a prefix or a wildcard name: what makes an element an interval one.
+bool interval_like(const expr& e) noexcept {
+  return e.is<range_expr>() || e.is<prefix_expr>() || wildcard_name(e);
 }
 // An element's timeout and expiry, as the kernel takes them (nft_set_elem_init): a timeout only in a set
 // with timeouts (`flags timeout`, or a `timeout` of its own: "Invalid argument"); an expiry only with a
@@ -895,11 +898,11 @@ void check_element_times(const set_info& set, const element& el) {
 }
 // An interval set's element as the closed interval of keys it covers, each key 16 bytes compared as a
 // big-endian number: numbers and addresses right-aligned, interface names (`names`: a key of type ifname or
-// string) left-aligned with a wildcard (`"eth*"`) covering every name it starts; other strings (an hour,
-// a date) are values nft computes and are not compared. Nothing for a key whose value is not known offline (a service
-// name, a symbol, a variable's value) or of no single part.
+// string) left-aligned with a wildcard (`"eth*"`) covering every name it starts; other strings (an hour, a
+// date) are values nft computes and are not compared. Nothing for a key whose value is not known offline
+// (a service name, a symbol) or of no single part.
 using key_bytes = std::array<std::uint8_t, 16>;
-struct interval {
+struct key_interval {
   key_bytes low{};
   key_bytes high{};
   const element* el = nullptr;
@@ -923,12 +926,12 @@ std::optional<key_bytes> point(const expr& e, bool names) noexcept {
   }
   return k;
 }
-std::optional<interval> interval_of(const expr& e, bool names) noexcept {
+std::optional<key_interval> interval_of(const expr& e, bool names) noexcept {
   if (const auto* r = e.get<range_expr>()) {
     const auto lo = point(*r->low(), names);
     const auto hi = point(*r->high(), names);
     if (!lo || !hi) return std::nullopt;
-    return interval{*lo, *hi};
+    return key_interval{*lo, *hi};
   }
   if (const auto* p = e.get<prefix_expr>()) {
     const auto* a = p->value != nullptr ? p->value->get<address_expr>() : nullptr;
@@ -943,7 +946,7 @@ std::optional<interval> interval_of(const expr& e, bool names) noexcept {
       lo[byte] = static_cast<std::uint8_t>(lo[byte] & ~mask);
       hi[byte] = static_cast<std::uint8_t>(hi[byte] | mask);
     }
-    return interval{lo, hi};
+    return key_interval{lo, hi};
   }
   if (names && wildcard_name(e)) {
     const auto* s = e.get<string_expr>();
@@ -951,7 +954,7 @@ std::optional<interval> interval_of(const expr& e, bool names) noexcept {
     const std::string_view t = s != nullptr ? std::string_view(s->text) : std::string_view(w->name);
     const std::string_view stem = t.substr(0, t.size() - 1);
     if (stem.size() > 16 || stem.find('\\') != std::string_view::npos) return std::nullopt;
-    interval i;
+    key_interval i;
     std::copy(stem.begin(), stem.end(), i.low.begin());
     i.high = i.low;
     std::fill(i.high.begin() + static_cast<std::ptrdiff_t>(stem.size()), i.high.end(), std::uint8_t{0xff});
@@ -959,14 +962,14 @@ std::optional<interval> interval_of(const expr& e, bool names) noexcept {
   }
   const auto k = point(e, names);
   if (!k) return std::nullopt;
-  return interval{*k, *k};
+  return key_interval{*k, *k};
 }
 // nft's interval check of a set's elements (segtree.c, without `auto-merge`): two different elements
 // that share a key conflict ("conflicting intervals specified"); the same element twice is one. Reported
 // at the element that starts later, as nft does. Concatenations are the kernel's to judge, not checked here.
 void check_overlaps(const set_info& set, type_info key, std::span<const element> elements) {
   const bool names = key.type == datatype::ifname || key.type == datatype::string;
-  std::vector<interval> all;
+  std::vector<key_interval> all;
   all.reserve(elements.size());
   for (const auto& el : elements) {
     if (el.key == nullptr) continue;
@@ -975,12 +978,12 @@ void check_overlaps(const set_info& set, type_info key, std::span<const element>
       all.push_back(*i);
     }
   }
-  std::sort(all.begin(), all.end(), [](const interval& a, const interval& b) {
+  std::sort(all.begin(), all.end(), [](const key_interval& a, const key_interval& b) {
     return a.low != b.low ? a.low < b.low : a.high < b.high;
   });
   for (std::size_t i = 1; i < all.size(); ++i) {
-    const interval& prev = all[i - 1];
-    const interval& cur = all[i];
+    const key_interval& prev = all[i - 1];
+    const key_interval& cur = all[i];
     if (cur.low == prev.low && cur.high == prev.high) continue;
     if (cur.low <= prev.high)
       throw rule_problem{cur.el->key->where, error_code::invalid_value,
@@ -996,6 +999,8 @@ void check_part(type_info want, const expr& e, std::string_view text) {
   if (want.type == datatype::day && (e.is<integer_expr>() || e.is<range_expr>())) want = {datatype::integer, 8};
   check_constant(want, e, text);
 }
+// An element's key or data against the declared parts: a concatenation of as many parts, each a value of
+// its type (check_constant), or one value of a one-part type.
 void check_declared(const declared_parts& d, const expr& e, std::string_view text) {
   if (d.count == 0 || e.is<wildcard_expr>()) return;
   if (d.count == 1) {
@@ -1016,12 +1021,6 @@ void check_declared(const declared_parts& d, const expr& e, std::string_view tex
   for (std::size_t i = 0; i < d.count; ++i) check_part(d.part[i], c->items[i], text);
 }
 
-}  // namespace
-
-namespace {
-bool interval_like(const expr& e) noexcept {
-  return e.is<range_expr>() || e.is<prefix_expr>() || wildcard_name(e);
-}
 }  // namespace
 
 const expr* interval_part(const expr& e) noexcept {
@@ -1080,8 +1079,7 @@ std::optional<rule_problem> check_elements(const set_info& set, std::span<const 
                                          set.name)};
       check_declared(data, *el.data, text);
     }
-    if ((set.flags & static_cast<std::uint8_t>(set_flag::interval)) != 0 && !set.auto_merge && key.count <= 1)
-      check_overlaps(set, key.part[0], elements);
+    if (interval && !set.auto_merge && key.count <= 1) check_overlaps(set, key.part[0], elements);
   } catch (rule_problem& p) {
     return std::move(p);
   }

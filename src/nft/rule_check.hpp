@@ -49,8 +49,8 @@ struct rule_problem {
 /// source the spans refer to, for quoting a dotted quad; empty when there is none to quote. Throws the
 /// problem as a `rule_problem`.
 void check_constant(const expr& left, const expr& right, std::string_view text);
-/// A range or prefix that is `e` or a part of it (when `e` is a concatenation); null when none: what makes
-/// an element an interval one.
+/// A range, prefix or wildcard interface name (`"eth*"`) that is `e` or a part of it (when `e` is a
+/// concatenation); null when none: what makes an element an interval one.
 [[nodiscard]] const expr* interval_part(const expr& e) noexcept;
 /// What nft's evaluation (setelem_evaluate, and the kernel for a map element without data) refuses in the
 /// elements of a named set or map, checked against its declaration (`type` or `typeof`): a key or data
@@ -58,8 +58,10 @@ void check_constant(const expr& left, const expr& right, std::string_view text);
 /// "Service out of range"); a concatenation with more or fewer parts than the type; a range or prefix in a
 /// key without `flags interval`, or in data not declared `interval TYPE` ("Value must be a singleton");
 /// data in a set ("set is not a map"); a map element without data; data of a verdict map that is no
-/// verdict. Object maps' data (object names) are not judged. `text` as for `check_constant`. The first
-/// problem, or nothing.
+/// verdict; an element timeout in a set without timeouts, an expiry without a timeout or past it (the
+/// kernel's refusals); in an interval set without `auto-merge`, two elements of one part that share keys
+/// ("conflicting intervals specified"). Object maps' data (object names) are not judged. `text` as for
+/// `check_constant`. The first problem, or nothing.
 [[nodiscard]] std::optional<rule_problem> check_elements(const set_info& set, std::span<const element> elements,
                                                          std::string_view text);
 /// `check_constant` over the matches and mangles of a rule (nft runs the same evaluation on `nft -j -f`
