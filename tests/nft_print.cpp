@@ -389,6 +389,13 @@ TEST_SUITE("unit") {
     CHECK(listed(text) == text);
   }
 
+  TEST_CASE("nft print: a ct timeout without a policy prints without one, so that it reads back") {
+    // a roundtrip fuzz finding: nft lists `policy = {  }`, which neither nft nor nflens reads
+    const std::string text = "table ip t {\n\tct timeout c {\n\t\tprotocol udp\n\t\tl3proto ip\n\t}\n}\n";
+    CHECK(listed(text) == text);
+    CHECK_FALSE(nft::parse("<test>", "table ip t {\n\tct timeout c {\n\t\tprotocol udp\n\t\tpolicy = { }\n\t}\n}\n").ok());
+  }
+
   TEST_CASE("nft print: handles (nft -a) and stateless (nft -s)") {
     const std::string script =
         "table ip t {\n"

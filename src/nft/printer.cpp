@@ -1125,6 +1125,8 @@ struct printer {
   void object_body(const ct_timeout_object& t, family f) {
     put("\n\t\tprotocol {}\n", protocol_word(t.protocol));
     put("\t\tl3proto {}\n", name(t.l3proto.value_or(f)));
+    // nft lists a timeout without a policy as `policy = {  }`, which neither nft nor nflens reads back: left out
+    if (t.policy.empty()) return;
     out += "\t\tpolicy = { ";
     for (std::size_t i = 0; i < t.policy.size(); ++i) {
       if (i != 0) out += ", ";
