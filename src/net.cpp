@@ -34,43 +34,64 @@ std::string to_string(const ip_address& a) {
   return buf.data();
 }
 
-std::optional<ip_address> parse_ipv4_inet_aton(std::string_view text) noexcept {
+namespace {
+// The numbers of a dotted host name as inet_aton(3) reads them: up to four parts, each decimal, octal
+// after a leading 0 or hex after 0x. `numeric` tells whether every part is made of its base's digit
+// characters (`08` is numeric but no octal number); `valid`, whether each also fits 32 bits and is a
+// number of its base, and there are at most four.
+struct aton_reading {
   std::array<std::uint32_t, 4> parts{};
   std::size_t count = 0;
+  bool numeric = true;
+  bool valid = true;
+};
+aton_reading read_aton(std::string_view text) noexcept {
+  aton_reading r;
   std::size_t start = 0;
   while (start <= text.size()) {
-    if (count == parts.size()) return std::nullopt;
     const std::size_t dot = std::min(text.find('.', start), text.size());
     std::string_view part = text.substr(start, dot - start);
+    start = dot + 1;
     unsigned base = 10;
     if (part.size() >= 2 && part[0] == '0' && (part[1] == 'x' || part[1] == 'X')) {
       base = 16;
       part.remove_prefix(2);
     } else if (part.size() >= 2 && part[0] == '0') {
       base = 8;
-    } else if (part.empty()) {
-      return std::nullopt;
     }
+    if (part.empty()) return r.numeric = r.valid = false, r;
     std::uint64_t v = 0;
     for (const char c : part) {
       unsigned d = 16;
       if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
-      else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') d = static_cast<unsigned>((c | 0x20) - 'a' + 10);
-      if (d >= base) return std::nullopt;
+      else if (base == 16 && (c | 0x20) >= 'a' && (c | 0x20) <= 'f') d = static_cast<unsigned>((c | 0x20) - 'a' + 10);
+      if (d == 16) return r.numeric = r.valid = false, r;
+      if (d >= base || v > 0xffffffffu) r.valid = false;
       v = v * base + d;
-      if (v > 0xffffffffu) return std::nullopt;
     }
-    parts[count++] = static_cast<std::uint32_t>(v);
-    start = dot + 1;
+    if (v > 0xffffffffu || r.count == r.parts.size()) r.valid = false;
+    if (r.count < r.parts.size()) r.parts[r.count] = static_cast<std::uint32_t>(v);
+    ++r.count;
   }
+  return r;
+}
+}  // namespace
+
+std::optional<ip_address> parse_ipv4_inet_aton(std::string_view text) noexcept {
+  const aton_reading r = read_aton(text);
+  if (!r.valid) return std::nullopt;
   std::uint32_t value = 0;
-  for (std::size_t i = 0; i + 1 < count; ++i) {
-    if (parts[i] > 0xff) return std::nullopt;
-    value |= parts[i] << (24 - 8 * i);
+  for (std::size_t i = 0; i + 1 < r.count; ++i) {
+    if (r.parts[i] > 0xff) return std::nullopt;
+    value |= r.parts[i] << (24 - 8 * i);
   }
-  const unsigned last_bits = 32 - 8 * static_cast<unsigned>(count - 1);
-  if (last_bits < 32 && parts[count - 1] >> last_bits != 0) return std::nullopt;
-  return ipv4(value | parts[count - 1]);
+  const unsigned last_bits = 32 - 8 * static_cast<unsigned>(r.count - 1);
+  if (last_bits < 32 && r.parts[r.count - 1] >> last_bits != 0) return std::nullopt;
+  return ipv4(value | r.parts[r.count - 1]);
+}
+
+bool is_numeric_host(std::string_view text) noexcept {
+  return !text.empty() && text.front() >= '0' && text.front() <= '9' && read_aton(text).numeric;
 }
 
 ip_address ipv4(std::uint32_t host_order) noexcept {

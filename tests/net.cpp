@@ -41,10 +41,15 @@ TEST_SUITE("unit") {
       CHECK(to_string(*a) == address);
     }
     for (const char* bad : {"", ".", "1.", ".1", "1..2", "08.1.1.1", "1.2.3.256", "1.2.65536", "1.16777216",
-                            "4294967296", "1.2.3.4.5", "256.1", "0x1g", "1.2.3.4 ", "a.b", "-1"}) {
+                            "4294967296", "1.2.3.4.5", "256.1", "0x1g", "1.2.3.4 ", "a.b", "-1", "0x", "1.0X"}) {
       CAPTURE(bad);
       CHECK_FALSE(parse_ipv4_inet_aton(bad).has_value());
     }
+    // numbers that make no address are still no host name; a name has other characters (or starts with one)
+    for (const char* numeric : {"1.2.3.4", "1.2", "08.1.1.1", "1.2.3.256", "1.2.3.4.5", "0x1f.0", "99999999999999999999"})
+      CHECK_MESSAGE(is_numeric_host(numeric), numeric);
+    for (const char* name : {"", "a.b", "1.a", "1..2", "1.", "0x", "0x1g", "1.2.3.4 ", "-1", ".1", "1e5"})
+      CHECK_MESSAGE(!is_numeric_host(name), name);
   }
 
   TEST_CASE("net: prefixes, containment, masks") {

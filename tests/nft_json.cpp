@@ -676,6 +676,37 @@ TEST_CASE("a ct helper without l3proto reads as the kernel stores it, the table'
   }
 }
 
+TEST_CASE("a JSON ct object's protocol is \"tcp\" or \"udp\", and a ct timeout's states are its protocol's") {
+  // as in text (nft's JSON parser: "Invalid ct timeout protocol", "invalid state for this protocol")
+  const auto doc = [](const std::string& object, const std::string& members) {
+    return R"({"nftables": [{")" + object + R"(": {"family": "ip", "name": "o", "table": "t", )" + members + "}}]}";
+  };
+  struct bad_case {
+    std::string json;
+    const char* at;  // the member's value the error is at
+    const char* message;
+  };
+  const bad_case bad[] = {
+      {doc("ct helper", R"("type": "ftp", "protocol": "icmp")"), R"("icmp")", "invalid ct helper protocol 'icmp'"},
+      {doc("ct expectation", R"("protocol": 6, "dport": 22, "timeout": 1000, "size": 2)"), "6", "protocol"},
+      {doc("ct timeout", R"("protocol": "udp", "policy": {"replied": 1, "established": 10})"), R"("established")",
+       "`established` is no udp state of a ct timeout policy"},
+  };
+  for (const auto& b : bad) {
+    CAPTURE(b.json);
+    const auto r = nft::parse_json("<json>", b.json);
+    REQUIRE(r.diagnostics.size() == 1);
+    const auto& d = r.diagnostics[0];
+    CHECK(d.file->text(d.where) == b.at);
+    CHECK_MESSAGE(d.message.find(b.message) != std::string::npos, d.message);
+  }
+  const auto fine = from_json(doc("ct timeout", R"("protocol": "tcp", "policy": {"unack": 2, "close": 4})"));
+  const auto& policy = std::get<nft::ct_timeout_object>(std::get<const nft::object*>(fine.commands[0].body)->body).policy;
+  REQUIRE(policy.size() == 2);
+  CHECK(policy[0].state == "unack");
+  CHECK(policy[1].value_ms == 4000);
+}
+
 TEST_CASE("a packet limit of burst 0 is the kernel's default burst of 5, as an object and as a statement") {
   // fuzz finding (nft_json): an object's `"burst": 0` read as a burst, written as none, read back as 5.
   // nft 1.0.6 takes it from JSON, and the kernel lists the limit with its default burst of 5.

@@ -474,6 +474,11 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol tcp; l3proto ip }\n}\n"),
              std::string("table ip t {\n\tct timeout c { protocol tcp; policy = { established: 100 } }\n}\n"),
              std::string("table ip t {\n\tct expectation e { protocol tcp; dport 22; timeout 1s; size 3 }\n}\n"),
+             // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
+             std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
+             std::string("table ip t {\n\tct timeout x { protocol sctp; policy = { established: 10 }; }\n}\n"),
+             std::string("table ip t {\n\tct timeout x { protocol udp; policy = { established: 10 }; }\n}\n"),
+             std::string("table ip t {\n\tct timeout x { policy = { replied: 10 }; protocol tcp; }\n}\n"),
              // so do a block's rules and settings, and the blocks in a table (a tester's finding)
              std::string("table ip t {\n\tchain c { accept }\n}\n"),
              std::string("table ip t {\n\tchain c {\n\t\taccept\n\t} }\n"),
@@ -546,6 +551,8 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tset s { type ipv4_addr; elements = { 1.2.3.4 } }\n}\n"),
              std::string("table ip t {\n\tset s { elements = { 1.2.3.4 } type ipv4_addr; }\n}\n"),
              std::string("define s = { }\n"),
+             std::string("table ip t {\n\tct timeout x { protocol tcp; policy = { unack: 10, syn_sent2: 1 }; }\n\tct "
+                         "timeout y { policy = { unreplied: 1 }; protocol udp; }\n}\n"),
          }) {
       CAPTURE(text);
       CHECK(ns.exec("nft -c -f - 2>/dev/null", &text).status == 0);

@@ -996,25 +996,28 @@ TEST_SUITE("unit") {
       if (b.message != nullptr) CHECK_MESSAGE(d.message.find(b.message) != std::string::npos, d.message);
     }
     // declared so, the same elements are taken; the declaration may follow the elements in the block
-    const bad_case fine[] = {
-        {"set", "type inet_service; flags interval", "1-2, 80, 65535", "", error_code::syntax, nullptr},
-        {"set", "type ipv4_addr; flags interval", "10.0.0.0/8, 192.168.1.1", "", error_code::syntax, nullptr},
-        {"set", "type ipv4_addr . inet_service; flags interval", "10.0.0.0/8 . 80-90", "", error_code::syntax, nullptr},
-        {"map", "type ipv4_addr : interval ipv4_addr", "10.0.0.1 : 10.0.0.0/8", "", error_code::syntax, nullptr},
-        {"map", "type ipv4_addr . inet_service : verdict", "10.0.0.1 . 80 : jump c, 10.0.0.2 . 443 : drop", "",
-         error_code::syntax, nullptr},
-        {"map", "typeof ip daddr . tcp dport : ip daddr . tcp dport", "10.0.0.1 . 80 : 10.1.0.1 . 8080", "",
-         error_code::syntax, nullptr},
-        {"set", "type ct_state", "established, related", "", error_code::syntax, nullptr},
-        {"set", "typeof meta day", "7, 255", "", error_code::syntax, nullptr},  // a rule holds a day to 0-6, a set not
-        {"set", "type ifname; flags interval", "\"eth*\", lo", "", error_code::syntax, nullptr},
-        {"set", "type inet_service; flags interval", "1-5, 6-8, 9-9, 9, 1-5, ssh, http", "", error_code::syntax, nullptr},
-        {"set", "typeof meta hour; flags interval", "\"15\", \"100\"-\"200\"", "", error_code::syntax, nullptr},
-        {"set", "type ipv4_addr; flags interval; auto-merge", "10.0.0.0/8, 10.1.0.0/16", "", error_code::syntax, nullptr},
-        {"set", "type ipv4_addr . inet_service; flags interval", "10.0.0.0/8 . 80, 10.0.0.1 . 80", "", error_code::syntax,
-         nullptr},  // (a concatenation's overlaps are the kernel's to refuse)
-        {"set", "type ipv4_addr; timeout 1h", "1.2.3.4 timeout 10s, 1.2.3.5 expires 10s", "", error_code::syntax, nullptr},
-        {"set", "typeof meta hour; flags interval", "\"24\", \"25\"-\"30\"", "", error_code::syntax, nullptr},
+    struct fine_case {
+      const char* kind;
+      const char* declaration;
+      const char* elements;
+    };
+    const fine_case fine[] = {
+        {"set", "type inet_service; flags interval", "1-2, 80, 65535"},
+        {"set", "type ipv4_addr; flags interval", "10.0.0.0/8, 192.168.1.1"},
+        {"set", "type ipv4_addr . inet_service; flags interval", "10.0.0.0/8 . 80-90"},
+        {"map", "type ipv4_addr : interval ipv4_addr", "10.0.0.1 : 10.0.0.0/8"},
+        {"map", "type ipv4_addr . inet_service : verdict", "10.0.0.1 . 80 : jump c, 10.0.0.2 . 443 : drop"},
+        {"map", "typeof ip daddr . tcp dport : ip daddr . tcp dport", "10.0.0.1 . 80 : 10.1.0.1 . 8080"},
+        {"set", "type ct_state", "established, related"},
+        {"set", "typeof meta day", "7, 255"},  // a rule holds a day to 0-6, a set not
+        {"set", "type ifname; flags interval", "\"eth*\", lo"},
+        {"set", "type inet_service; flags interval", "1-5, 6-8, 9-9, 9, 1-5, ssh, http"},
+        {"set", "typeof meta hour; flags interval", "\"15\", \"100\"-\"200\""},
+        {"set", "type ipv4_addr; flags interval; auto-merge", "10.0.0.0/8, 10.1.0.0/16"},
+        // a concatenation's overlaps are the kernel's to refuse
+        {"set", "type ipv4_addr . inet_service; flags interval", "10.0.0.0/8 . 80, 10.0.0.1 . 80"},
+        {"set", "type ipv4_addr; timeout 1h", "1.2.3.4 timeout 10s, 1.2.3.5 expires 10s"},
+        {"set", "typeof meta hour; flags interval", "\"24\", \"25\"-\"30\""},
     };
     for (const auto& f : fine) {
       CAPTURE(f.declaration);
@@ -1109,6 +1112,46 @@ TEST_SUITE("unit") {
       REQUIRE_MESSAGE(b.diagnostics.size() == 1, bad);
       CHECK(b.diagnostics[0].message.find("unexpected '}'; expected end of line or ';'") != std::string::npos);
     }
+  }
+
+  TEST_CASE("nft parse: a ct object's protocol is tcp or udp, and a ct timeout's states are its protocol's") {
+    // nft 1.0.6: "expecting udp or tcp" (its grammar), "invalid state for this protocol" (at the state), in
+    // whichever order the protocol and the policy are written
+    struct bad_case {
+      const char* block;
+      const char* at;
+      const char* message;
+    };
+    const bad_case bad[] = {
+        {"ct helper h {\n\t\ttype \"ftp\" protocol icmp\n\t}", "icmp", "`icmp` is no protocol of a ct helper"},
+        {"ct timeout x {\n\t\tprotocol sctp\n\t}", "sctp", "`sctp` is no protocol"},
+        {"ct expectation e {\n\t\tprotocol gre; dport 22; timeout 1s; size 2;\n\t}", "gre", "`gre` is no protocol"},
+        {"ct timeout x {\n\t\tprotocol udp; policy = { replied: 1, established: 10 }\n\t}", "established",
+         "`established` is no udp state of a ct timeout policy (nft: \"invalid state for this protocol\")"},
+        {"ct timeout x {\n\t\tpolicy = { estalbished: 10 }\n\t\tprotocol tcp\n\t}", "estalbished",
+         "`estalbished` is no tcp state"},
+        {"ct timeout x {\n\t\tprotocol tcp; policy = { UNACK: 10 }\n\t}", "UNACK", "`UNACK` is no tcp state"},
+    };
+    for (const auto& b : bad) {
+      CAPTURE(b.block);
+      const std::string text = std::string("table ip t {\n\t") + b.block + "\n}\n";
+      const auto r = parse_text(text);
+      REQUIRE(r.diagnostics.size() == 1);
+      const auto& d = r.diagnostics[0];
+      CHECK(d.code == error_code::invalid_value);
+      CHECK(d.where.offset == text.find(std::string(" ") + b.at) + 1);
+      CHECK_MESSAGE(d.message.find(b.message) != std::string::npos, d.message);
+    }
+    const auto fine = parse_text("table ip t {\n\tct timeout x {\n\t\tprotocol tcp; policy = { syn_sent: 1, unack: 2, "
+                                 "retrans: 3, close: 4 }\n\t}\n\tct timeout y {\n\t\tprotocol udp; policy = { unreplied: "
+                                 "1, replied: 2 }\n\t}\n}\n");
+    REQUIRE_MESSAGE(fine.ok(), errors_of(fine));
+    const auto& objects = std::get<const table*>(fine.value.commands[0].body)->objects;
+    REQUIRE(objects.size() == 2);
+    const auto& policy = std::get<ct_timeout_object>(objects[0].body).policy;
+    REQUIRE(policy.size() == 4);
+    CHECK(policy[1].state == "unack");
+    CHECK(policy[1].value_ms == 2000);
   }
 
   TEST_CASE("nft parse: nesting deeper than the limit is one clean error") {

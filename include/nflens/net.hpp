@@ -37,6 +37,10 @@ struct ip_address {
 /// after 0x, the last filling the bytes left (`1.2` is 1.0.0.2, `0x0a000001` is 10.0.0.1, `010.1` is
 /// 8.0.0.1). Nothing for any other text, a number too wide for its bytes included (`1.2.65536`).
 [[nodiscard]] std::optional<ip_address> parse_ipv4_inet_aton(std::string_view text) noexcept;
+/// Whether `text` is made only of numbers in those forms joined by dots, whether or not they make an address
+/// (`1.2`, `0x0a.1`, `08`, `1.2.3.256`): what getaddrinfo(3) takes for an address and never looks up as a
+/// host name, so that one parse_ipv4_inet_aton refuses is no address at all.
+[[nodiscard]] bool is_numeric_host(std::string_view text) noexcept;
 /// Builds an IPv4 address from a host-order integer (`0x0a000001` is 10.0.0.1).
 [[nodiscard]] ip_address ipv4(std::uint32_t host_order) noexcept;
 

@@ -3485,6 +3485,9 @@ struct action<g::ct_l4proto> {
     if (auto* h = std::get_if<ct_helper_object>(&st.cur_object.body)) h->protocol = t;
     if (auto* h = std::get_if<ct_timeout_object>(&st.cur_object.body)) h->protocol = t;
     if (auto* h = std::get_if<ct_expectation_object>(&st.cur_object.body)) h->protocol = t;
+    if (!vocab::ct_object_protocol(t))  // (after: the block's own check then finds a protocol written)
+      st.fail(in, error_code::invalid_value,
+              fmt::format("`{}` is no protocol of a ct helper, timeout or expectation (nft takes tcp or udp)", t));
   }
 };
 template <>
@@ -3571,14 +3574,22 @@ struct action<g::quota_block> : object_block_action {};
 template <>
 struct action<g::limit_block> : object_block_action {};
 // A ct helper needs its type and protocol (nft: refused without), a ct timeout its protocol (the
-// kernel: "Operation not supported"); checked against nft 1.0.6.
+// kernel: "Operation not supported") and a policy of that protocol's states; checked against nft 1.0.6.
 template <class In>
 void require_ct_config(const In& in, const state& st) {
   if (const auto* h = std::get_if<ct_helper_object>(&st.cur_object.body); h != nullptr && (h->type.empty() || h->protocol.empty()))
     st.fail(in, error_code::missing_argument,
             fmt::format("ct helper object '{}' needs a type and a protocol", st.obj_name));
-  if (const auto* t = std::get_if<ct_timeout_object>(&st.cur_object.body); t != nullptr && t->protocol.empty())
+  const auto* t = std::get_if<ct_timeout_object>(&st.cur_object.body);
+  if (t == nullptr) return;
+  if (t->protocol.empty())
     st.fail(in, error_code::missing_argument, fmt::format("ct timeout object '{}' needs a protocol", st.obj_name));
+  // the policy's states are those of the protocol, whichever of the two is written first
+  for (const auto& s : t->policy)
+    if (vocab::ct_object_protocol(t->protocol) && !vocab::ct_timeout_state(t->protocol, s.state))
+      st.fail(s.state.data(), s.state.size(), error_code::invalid_value,
+              fmt::format("`{}` is no {} state of a ct timeout policy (nft: \"invalid state for this protocol\")",
+                          s.state, t->protocol));
 }
 struct ct_object_block_action {
   template <class In>

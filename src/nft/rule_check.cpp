@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <ctime>
 #include <array>
 #include <iterator>
 #include <string>
@@ -83,57 +85,11 @@ void check_string(type_info want, std::string_view text, span where) {
                                    text, text.size(), name(want.type), want.bits / 8u - 1, want.bits / 8u)};
 }
 
-/// A host name made only of numbers in C's forms (decimal, 0 octal, 0x hex) joined by dots: no name a
-/// resolver could know, only an address for inet_aton (parse_ipv4_inet_aton).
-bool numeric_host(std::string_view w) noexcept {
-  if (w.empty() || w.front() < '0' || w.front() > '9') return false;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = std::min(w.find('.', start), w.size());
-    const std::string_view part = w.substr(start, dot - start);
-    const bool hex = part.size() >= 2 && part[0] == '0' && (part[1] == 'x' || part[1] == 'X');
-    const std::string_view digits = hex ? part.substr(2) : part;
-    if (part.empty() || digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string_view::npos)
-      return false;
-    if (dot == w.size()) return true;
-    start = dot + 1;
-  }
-}
-/// What strtoul takes whole (nft reads a number of seconds so, checking that nothing follows it): blanks,
-/// a sign, digits; for an hour the empty string too, which strtoul reads as 0 (nft checks a date's end only).
-bool strtoul_whole(std::string_view t, bool empty_is_zero) noexcept {
-  const std::size_t start = t.find_first_not_of(" \t\n\v\f\r");
-  if (start == std::string_view::npos) return t.empty() && empty_is_zero;
-  std::size_t i = start;
-  if (t[i] == '+' || t[i] == '-') ++i;
-  const std::size_t digits = i;
-  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
-  return i > digits && i == t.size();
-}
-/// One number of strptime's (glibc): blanks skipped, then at most `n` digits, stopping before a digit
-/// that would pass `max`; nothing when there is no digit or the number is out of [min, max].
-std::optional<unsigned> strptime_number(std::string_view& t, unsigned min, unsigned max, std::size_t n) {
-  while (!t.empty() && (t.front() == ' ' || (t.front() >= '\t' && t.front() <= '\r'))) t.remove_prefix(1);
-  if (t.empty() || t.front() < '0' || t.front() > '9') return std::nullopt;
-  unsigned v = 0;
-  std::size_t i = 0;
-  do {
-    v = v * 10 + static_cast<unsigned>(t[i++] - '0');
-  } while (i < n && i < t.size() && v * 10 <= max && t[i] >= '0' && t[i] <= '9');
-  t.remove_prefix(i);
-  if (v < min || v > max) return std::nullopt;
-  return v;
-}
-/// Reads `sep` then a strptime number from `t`; false (and `t` as it was left) when either is missing.
-bool strptime_field(std::string_view& t, char sep, unsigned min, unsigned max, std::size_t n) {
-  if (t.empty() || t.front() != sep) return false;
-  t.remove_prefix(1);
-  return strptime_number(t, min, max, n).has_value();
-}
-/// The quoted forms of `meta day`, `meta hour` and `meta time` (meta.c), as nft 1.0.6 reads them:
+/// The quoted forms of `meta day`, `meta hour` and `meta time` (meta.c), as nft 1.0.6 reads them, with the
+/// same C library calls on a NUL-terminated copy (the strings are short and rare):
 /// - a day: its English name (`"Monday"`);
-/// - an hour: strptime's `%H:%M:%S` or `%H:%M` with nothing after it ("Can't parse trailing input"),
-///   else a number of seconds as strtoul reads it (`"24"`, `"86400"` and `""` are taken);
+/// - an hour: strptime(3)'s `%H:%M:%S` or `%H:%M` with nothing after it ("Can't parse trailing input"),
+///   else a number of seconds that strtoul(3) reads whole (`"24"`, `"86400"` and `""` are taken);
 /// - a date: strptime's `%Y-%m-%d`, whatever follows it, else a number of seconds as for an hour (but
 ///   not `""`).
 void check_time_string(datatype t, std::string_view text, span where) {
@@ -142,23 +98,29 @@ void check_time_string(datatype t, std::string_view text, span where) {
   };
   if (t == datatype::day && !types::symbol_value(text, t))
     refuse("a day of the week (Sunday to Saturday, capitalised)", "Could not parse Day of week of packet reception");
+  if (t != datatype::hour && t != datatype::date) return;
+  const std::string copy(text);
+  const auto strptime_rest = [&](const char* format) -> const char* {
+    std::tm tm{};
+    return ::strptime(copy.c_str(), format, &tm);
+  };
+  // nft reads a number of seconds with strtoul and takes it when nothing follows (so `""` is 0)
+  const auto seconds = [&] {
+    char* end = nullptr;
+    (void)std::strtoul(copy.c_str(), &end, 10);
+    return *end == '\0';
+  };
   if (t == datatype::hour) {
-    for (const bool seconds : {true, false}) {
-      std::string_view rest = text;
-      if (!strptime_number(rest, 0, 23, 2) || !strptime_field(rest, ':', 0, 59, 2)) break;
-      if (seconds && !strptime_field(rest, ':', 0, 61, 2)) continue;
-      if (!rest.empty())
+    const char* rest = strptime_rest("%H:%M:%S");
+    if (rest == nullptr) rest = strptime_rest("%H:%M");
+    if (rest != nullptr) {
+      if (*rest != '\0')
         refuse(fmt::format("a time of day (\"{}\" follows it)", rest), fmt::format("Can't parse trailing input: \"{}\"", rest));
       return;
     }
-    if (!strtoul_whole(text, true)) refuse("a time of day (H:M or H:M:S) or a number of seconds", "wrong time format");
-  }
-  if (t == datatype::date) {
-    std::string_view rest = text;
-    const bool date = strptime_number(rest, 0, 9999, 4) && strptime_field(rest, '-', 1, 12, 2) &&
-                      strptime_field(rest, '-', 1, 31, 2);
-    if (!date && !strtoul_whole(text, false))
-      refuse("a date (\"YYYY-MM-DD\" and anything after it) or a number of seconds", "Cannot parse date");
+    if (!seconds()) refuse("a time of day (H:M or H:M:S) or a number of seconds", "wrong time format");
+  } else if (strptime_rest("%Y-%m-%d") == nullptr && (copy.empty() || !seconds())) {
+    refuse("a date (\"YYYY-MM-DD\" and anything after it) or a number of seconds", "Cannot parse date");
   }
 }
 
@@ -259,7 +221,7 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
     const std::string_view w = sym->name;
     // A name made of numbers (JSON's `"1.2"`, `"0x01020304"`) is read as inet_aton reads it, where nft's
     // getaddrinfo starts.
-    if (want.type == datatype::ipv4_addr && numeric_host(w)) {
+    if (want.type == datatype::ipv4_addr && is_numeric_host(w)) {
       if (!parse_ipv4_inet_aton(w))
         throw rule_problem{e.where, error_code::invalid_address,
                            fmt::format("`{}` is not an IPv4 address (one to four numbers, the last filling the bytes "
@@ -860,13 +822,16 @@ std::string describe(const declared_parts& d) {
   }
   return out;
 }
-// `"eth*"`: an interface name that ends in an unescaped wildcard matches a prefix of names.
-bool wildcard_name(const expr& e) noexcept {
+// `"eth*"`: an interface name that ends in an unescaped wildcard matches every name it starts. Gives
+// that start (`eth`), quoted or not (`eth*` unquoted is a symbol); nothing for any other expression.
+std::optional<std::string_view> wildcard_stem(const expr& e) noexcept {
   std::string_view t;
   if (const auto* s = e.get<string_expr>()) t = s->text;
-  else if (const auto* w = e.get<symbol_expr>()) t = w->name;  // `eth*` unquoted
-  return t.size() >= 2 && t.back() == '*' && t[t.size() - 2] != '\\';
+  else if (const auto* w = e.get<symbol_expr>()) t = w->name;
+  if (t.size() < 2 || t.back() != '*' || t[t.size() - 2] == '\\') return std::nullopt;
+  return t.substr(0, t.size() - 1);
 }
+bool wildcard_name(const expr& e) noexcept { return wildcard_stem(e).has_value(); }
 // A range, a prefix or a wildcard name: what makes an element an interval one.
 bool interval_like(const expr& e) noexcept {
   return e.is<range_expr>() || e.is<prefix_expr>() || wildcard_name(e);
@@ -948,16 +913,12 @@ std::optional<key_interval> interval_of(const expr& e, bool names) noexcept {
     }
     return key_interval{lo, hi};
   }
-  if (names && wildcard_name(e)) {
-    const auto* s = e.get<string_expr>();
-    const auto* w = e.get<symbol_expr>();
-    const std::string_view t = s != nullptr ? std::string_view(s->text) : std::string_view(w->name);
-    const std::string_view stem = t.substr(0, t.size() - 1);
-    if (stem.size() > 16 || stem.find('\\') != std::string_view::npos) return std::nullopt;
+  if (const auto stem = names ? wildcard_stem(e) : std::nullopt) {
+    if (stem->size() > 16 || stem->find('\\') != std::string_view::npos) return std::nullopt;
     key_interval i;
-    std::copy(stem.begin(), stem.end(), i.low.begin());
+    std::copy(stem->begin(), stem->end(), i.low.begin());
     i.high = i.low;
-    std::fill(i.high.begin() + static_cast<std::ptrdiff_t>(stem.size()), i.high.end(), std::uint8_t{0xff});
+    std::fill(i.high.begin() + static_cast<std::ptrdiff_t>(stem->size()), i.high.end(), std::uint8_t{0xff});
     return i;
   }
   const auto k = point(e, names);

@@ -27,6 +27,21 @@ namespace nflens::nft::vocab {
 /// unit's nanoseconds times the burst over the rate for packets, times rate + burst for bytes).
 [[nodiscard]] std::optional<std::string_view> limit_refusal(const limit_stmt& l) noexcept;
 
+/// The protocol of a ct helper, ct timeout or ct expectation object: nft's grammar takes `tcp` and `udp`
+/// only (`ct_l4protoname`: "expecting udp or tcp"), and its JSON parser only those strings.
+[[nodiscard]] constexpr bool ct_object_protocol(std::string_view p) noexcept { return p == "tcp" || p == "udp"; }
+/// Whether `state` names a timeout of `protocol` in a ct timeout policy (ct.c's state names, as the kernel's
+/// cttimeout attributes: eleven for tcp, two for udp; lower case). nft: "invalid state for this protocol".
+[[nodiscard]] constexpr bool ct_timeout_state(std::string_view protocol, std::string_view state) noexcept {
+  constexpr std::string_view tcp[] = {"syn_sent", "syn_recv",  "established", "fin_wait", "close_wait", "last_ack",
+                                      "time_wait", "close",    "syn_sent2",   "retrans",  "unack"};
+  constexpr std::string_view udp[] = {"unreplied", "replied"};
+  const std::span<const std::string_view> names = protocol == "tcp" ? std::span(tcp) : protocol == "udp" ? std::span(udp) : std::span<const std::string_view>();
+  for (const auto n : names)
+    if (n == state) return true;
+  return false;
+}
+
 template <class E>
 struct word {
   std::string_view text;

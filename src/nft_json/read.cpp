@@ -1724,10 +1724,12 @@ object reader::object_of(const jnode& v, object_type type) {
     if (!f) fail(*opt(v, "l3proto"), error_code::unknown_family, fmt::format("unknown l3proto '{}'", l));
     return f;
   };
-  auto protocol = [&]() -> std::string_view {
+  auto protocol = [&]() -> std::string_view {  // nft's JSON parser takes the strings "tcp" and "udp" only
     const jnode& p = need(v, "protocol", name(type));
-    if (p.kind == jkind::number) return text(p);
-    return string_of(p, "protocol");
+    const std::string_view t = string_of(p, "protocol");
+    if (!vocab::ct_object_protocol(t))
+      fail(p, error_code::invalid_value, fmt::format("invalid {} protocol '{}' (nft takes tcp or udp)", name(type), t));
+    return t;
   };
   switch (type) {
     case object_type::counter:
@@ -1754,8 +1756,14 @@ object reader::object_of(const jnode& v, object_type type) {
       std::vector<ct_timeout_state> states;
       if (const jnode* p = opt(v, "policy"); p != nullptr && p->kind == jkind::object) {
         const auto kids = d_->kids(*p);
-        for (std::size_t i = 0; i + 1 < kids.size(); i += 2)
-          states.push_back({text(node(kids[i])), number_of(node(kids[i + 1]), "timeout", UINT64_MAX / 1000) * 1000});
+        for (std::size_t i = 0; i + 1 < kids.size(); i += 2) {
+          const std::string_view state = text(node(kids[i]));
+          if (!vocab::ct_timeout_state(t.protocol, state))
+            fail(node(kids[i]), error_code::invalid_value,
+                 fmt::format("`{}` is no {} state of a ct timeout policy (nft: \"invalid state for this protocol\")",
+                             state, t.protocol));
+          states.push_back({state, number_of(node(kids[i + 1]), "timeout", UINT64_MAX / 1000) * 1000});
+        }
       }
       t.policy = keep_all(states);
       o.body = t;
