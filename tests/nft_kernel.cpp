@@ -474,6 +474,11 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol tcp; l3proto ip }\n}\n"),
              std::string("table ip t {\n\tct timeout c { protocol tcp; policy = { established: 100 } }\n}\n"),
              std::string("table ip t {\n\tct expectation e { protocol tcp; dport 22; timeout 1s; size 3 }\n}\n"),
+             chain("ip", "udp dport 53 frag more-fragments 1 accept"), chain("ip6", "ip option rr exists accept"),
+             chain("inet", "ip6 saddr ::1 ip option rr exists accept"), chain("bridge", "exthdr hbh exists ip saddr 1.1.1.1"),
+             chain("inet", "meta nfproto 10 rt nexthop 1.2.3.4 accept"), chain("ip", "ip6 saddr ::1 ether type ip6 accept"),
+             chain("ip6", "exthdr hbh 256 accept"),
+             chain("inet", "rt ipsec 256 accept"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
              std::string("table ip t {\n\tct timeout x { protocol sctp; policy = { established: 10 }; }\n}\n"),
@@ -551,6 +556,11 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tset s { type ipv4_addr; elements = { 1.2.3.4 } }\n}\n"),
              std::string("table ip t {\n\tset s { elements = { 1.2.3.4 } type ipv4_addr; }\n}\n"),
              std::string("define s = { }\n"),
+             chain("ip", "ether type ip6 ip6 saddr ::1 hbh nexthdr 6 accept"),
+             chain("inet", "meta nfproto 2 rt nexthop 1.2.3.4 accept"), chain("inet", "meta nfproto 10 rt nexthop ::1"),
+             // a presence test loads a byte: 0 to 255
+             chain("inet", "exthdr hbh 2 tcp option sack-perm 255 rt ipsec 2 accept"),
+             chain("ip", "ip option rr 3 accept"),
              std::string("table ip t {\n\tct timeout x { protocol tcp; policy = { unack: 10, syn_sent2: 1 }; }\n\tct "
                          "timeout y { policy = { unreplied: 1 }; protocol udp; }\n}\n"),
          }) {

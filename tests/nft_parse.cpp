@@ -470,6 +470,15 @@ TEST_SUITE("unit") {
         {"queue flags fanout to symhash mod 65536", "ip", error_code::invalid_value, 25, "needs a range"},
         {"ip6 daddr ::1 accept", "ip", error_code::invalid_value, 3, "ip6 header in a table of family ip"},
         {"ip saddr 1.2.3.4 accept", "ip6", error_code::invalid_value, 3, "ip header in a table of family ip6"},
+        // extension headers and options of the other family (nft: "cannot use exthdr with ip")
+        {"udp dport 53 frag more-fragments 1", "ip", error_code::invalid_value, 16, "IPv6 extension header"},
+        {"exthdr hbh exists", "ip", error_code::invalid_value, 3, "cannot use exthdr with ip"},
+        {"ip option rr exists", "ip6", error_code::invalid_value, 3, "cannot use exthdr with ip6"},
+        {"ip6 saddr ::1 ether type ip6", "ip", error_code::invalid_value, 3, "ip6 header in a table of family ip"},
+        {"ip6 saddr ::1 ip option rr exists", "inet", error_code::invalid_value, 17, "cannot use exthdr with ip6"},
+        {"exthdr hbh exists ip saddr 1.1.1.1", "bridge", error_code::invalid_value, 21, "conflicting protocols specified: ip6 vs. ip"},
+        {"exthdr hbh 256", "ip6", error_code::number_out_of_range, 14, "out of range for boolean (0 to 255)"},
+        {"meta nfproto 10 rt nexthop 1.2.3.4", "inet", error_code::invalid_address, 30, "where an IPv6 one"},
         {"ip saddr 1.2.3.4 ip6 daddr ::1 accept", "inet", error_code::invalid_value, 20, "ip and ip6 headers"},
         {"meta nfproto ipv4 accept", "ip", error_code::invalid_value, 3, "outside an inet table"},
         {"limit rate 10/minute burst 0 packets", "ip", error_code::invalid_value, 24, "packet limit burst must be > 0"},
@@ -571,6 +580,8 @@ TEST_SUITE("unit") {
         "ct original saddr 1.2.3.4 accept", "ether type ip6 meta l4proto tcp accept", "queue num 3-4 fanout",
         "ether type ip dnat to 1.2.3.4", "ether type ip6 tcp dport 80 redirect to :81",
         "icmpv6 type echo-request dnat to 1.2.3.4",  // nft takes it in an ip table
+        // an `ether type` match switches the network protocol for what follows it
+        "ether type ip6 ip6 saddr ::1 accept", "ether type ip6 hbh nexthdr 6 accept",
     };
     for (const char* text : good) {
       one_rule r(text);
@@ -596,7 +607,10 @@ TEST_SUITE("unit") {
                              "ct original ip6 saddr ::1 ip saddr 1.2.3.4 accept",
                              "ip saddr 1.2.3.4 meta l4proto tcp tproxy ip to :80", "meta l4proto tcp tproxy to :80",
                              "reject with icmpx type port-unreachable", "reject with icmpv6 type port-unreachable",
-                             "ip saddr 1.2.3.4 tcp dport 80 dnat to :80"}) {
+                             "ip saddr 1.2.3.4 tcp dport 80 dnat to :80",
+                             // NFPROTO_IPV4 and NFPROTO_IPV6 as numbers; a presence test is a byte
+                             "meta nfproto 2 rt nexthop 1.2.3.4", "meta nfproto 10 rt nexthop ::1",
+                             "exthdr hbh 2 tcp option sack-perm 255 accept", "ip option rr 3 tcp option sack-perm 255"}) {
       one_rule r(text, "inet");
       CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
     }

@@ -41,7 +41,10 @@ TEST_SUITE("unit") {
     CHECK(left_type("fib daddr type local") == type_info{datatype::fib_addrtype, 32});
     CHECK(left_type("meta nfproto ipv4") == type_info{datatype::nf_proto, 8});
     CHECK(left_type("tcp option maxseg size 1460") == type_info{datatype::integer, 16});
-    CHECK(left_type("tcp option sack-perm exists") == type_info{datatype::boolean, 1});
+    // a presence test loads a byte (nft takes `exthdr hbh 2` and lists it so; 256 is out of range)
+    CHECK(left_type("tcp option sack-perm exists") == type_info{datatype::boolean, 8});
+    CHECK(left_type("exthdr hbh missing") == type_info{datatype::boolean, 8});
+    CHECK(left_type("rt ipsec exists") == type_info{datatype::boolean, 8});
     CHECK(left_type("@nh,8,16 0x1") == type_info{datatype::xinteger, 16});
     CHECK(left_type("ip frag-off 0x1") == type_info{datatype::xinteger, 16});
   }

@@ -295,6 +295,8 @@ struct rule_context {
   // type ip|ip6`): none until one is seen
   nfproto implied = nfproto::none;
   nfproto ether = nfproto::none;  // the first `ether type ip|ip6` match
+  const expr* ip6_exthdr_at = nullptr;  // the first IPv6 extension header (`hbh`, `frag`, `exthdr hbh`, ...)
+  const expr* ip_option_at = nullptr;   // the first IPv4 option (`ip option rr`)
   const expr* ct_ip_at = nullptr;   // `ct [dir] ip saddr|daddr`
   const expr* ct_ip6_at = nullptr;  // `ct [dir] ip6 saddr|daddr`
   /// The network protocol the rule's matches so far are for: an ip or ip6 header, `meta nfproto`, or a
@@ -386,6 +388,13 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
       case header::ip6:
         if (!c.ip6_at) c.ip6_at = &e;
         c.transport = c.transport || (equal && p->field == header_field::nexthdr);
+        break;
+      case header::hbh: case header::rt: case header::rt0: case header::rt2: case header::srh: case header::frag:
+      case header::dst: case header::mh: case header::exthdr:
+        if (!c.ip6_exthdr_at) c.ip6_exthdr_at = &e;
+        break;
+      case header::ip_option:
+        if (!c.ip_option_at) c.ip_option_at = &e;
         break;
       default:
         break;
@@ -642,13 +651,14 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                                          "valid range 0-0\")",
                                          v->value, v->value)};
       scan_selectors(*m->left, m->op != relational_op::neq, c);
-      // `rt nexthop` without ip/ip6 is an address of the table's family
+      // `rt nexthop` without ip/ip6 is an address of the table's family, or of the one earlier matches tell
       if (const auto* rt = m->left->get<rt_expr>(); rt != nullptr && rt->key == rt_key::nexthop &&
-                                                    rt->protocol == nfproto::none &&
-                                                    (table_family == family::ip || table_family == family::ip6))
-        check_constant(type_info{table_family == family::ip ? datatype::ipv4_addr : datatype::ipv6_addr,
-                                 static_cast<std::uint16_t>(table_family == family::ip ? 32 : 128)},
-                       *m->right, {});
+                                                    rt->protocol == nfproto::none) {
+        const nfproto f = table_family == family::ip ? nfproto::ip : table_family == family::ip6 ? nfproto::ip6 : c.known();
+        if (f != nfproto::none)
+          check_constant(f == nfproto::ip ? type_info{datatype::ipv4_addr, 32} : type_info{datatype::ipv6_addr, 128},
+                         *m->right, {});
+      }
       if (const auto* p = m->left->get<payload_expr>(); p != nullptr && p->protocol == header::ether &&
                                                           p->field == header_field::type && m->op != relational_op::neq &&
                                                           c.ether_type_at == nullptr && !vlan_ether_type(*m->right))
@@ -696,10 +706,15 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                                        [n](header h) { return transport_number(h) == n; });
         if (meta || (field && known)) c.l4 = n;
       }
-      const auto* key = m->left->get<meta_expr>();
-      const auto* value = m->right->get<symbol_expr>();
-      if (key != nullptr && key->key == meta_key::nfproto && value != nullptr && m->op != relational_op::neq)
-        c.nfproto_value = value->name == "ipv4" ? nfproto::ip : value->name == "ipv6" ? nfproto::ip6 : c.nfproto_value;
+      // `meta nfproto ipv4` or its number (NFPROTO_IPV4 is 2, NFPROTO_IPV6 10)
+      if (const auto* key = m->left->get<meta_expr>();
+          key != nullptr && key->key == meta_key::nfproto && m->op != relational_op::neq)
+      {
+        std::optional<std::uint64_t> v;
+        if (const auto* n = m->right->get<integer_expr>()) v = n->value;
+        if (const auto* w = m->right->get<symbol_expr>()) v = types::symbol_value(w->name, datatype::nf_proto);
+        if (v) c.nfproto_value = *v == 2 ? nfproto::ip : *v == 10 ? nfproto::ip6 : c.nfproto_value;
+      }
     } else if (const auto* vm = s.get<verdict_map_stmt>(); vm != nullptr && vm->key != nullptr) {
       scan_selectors(*vm->key, true, c);
     } else if (const auto* mg = s.get<mangle_stmt>(); mg != nullptr && mg->value != nullptr && mg->value->is<map_expr>()) {
@@ -764,10 +779,18 @@ void check_all(family table_family, std::span<const stmt> stmts) {
   const auto conflict = [](const expr* at, std::string_view msg) {
     throw rule_problem{at->where, error_code::invalid_value, std::string(msg)};
   };
-  if (table_family == family::ip && c.ip6_at)
+  // the table's family is the network protocol, unless an `ether type` match for the other came first
+  const auto switched_before = [&](const expr* at, nfproto to) {
+    return c.ether == to && c.ether_type_at != nullptr && c.ether_type_at->where.offset < at->where.offset;
+  };
+  if (table_family == family::ip && c.ip6_at && !switched_before(c.ip6_at, nfproto::ip6))
     conflict(c.ip6_at, "an ip6 header in a table of family ip (nft: \"conflicting protocols specified: ip vs. ip6\")");
-  if (table_family == family::ip6 && c.ip_at)
+  if (table_family == family::ip6 && c.ip_at && !switched_before(c.ip_at, nfproto::ip))
     conflict(c.ip_at, "an ip header in a table of family ip6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
+  if (table_family == family::ip && c.ip6_exthdr_at && !switched_before(c.ip6_exthdr_at, nfproto::ip6))
+    conflict(c.ip6_exthdr_at, "an IPv6 extension header in a table of family ip (nft: \"cannot use exthdr with ip\")");
+  if (table_family == family::ip6 && c.ip_option_at && !switched_before(c.ip_option_at, nfproto::ip))
+    conflict(c.ip_option_at, "an IPv4 option in a table of family ip6 (nft: \"cannot use exthdr with ip6\")");
   if (table_family == family::ip && c.ct_ip6_at)
     conflict(c.ct_ip6_at, "a ct ip6 address in a table of family ip (nft: \"conflicting protocols specified: ip vs. ip6\")");
   if (table_family == family::ip6 && c.ct_ip_at)
@@ -780,6 +803,24 @@ void check_all(family table_family, std::span<const stmt> stmts) {
   if (c.ip_at && c.ip6_at)
     conflict(c.ip_at->where.offset > c.ip6_at->where.offset ? c.ip_at : c.ip6_at,
              "ip and ip6 headers in one rule (nft: \"conflicting protocols specified\")");
+  // an IPv4 option and an IPv6 extension header (or the other family's header) in one rule: the later one
+  // is refused, in the words nft has for it
+  const auto first = [](const expr* a, const expr* b) {
+    return a == nullptr ? b : b == nullptr ? a : a->where.offset < b->where.offset ? a : b;
+  };
+  if (const expr *v4 = first(c.ip_at, c.ip_option_at), *v6 = first(c.ip6_at, c.ip6_exthdr_at);
+      v4 != nullptr && v6 != nullptr && (c.ip_option_at != nullptr || c.ip6_exthdr_at != nullptr)) {
+    const bool v6_later = v6->where.offset > v4->where.offset;
+    const expr* later = v6_later ? v6 : v4;
+    const bool extension = later == c.ip_option_at || later == c.ip6_exthdr_at;
+    conflict(later, extension ? fmt::format("an {} after an {} match (nft: \"cannot use exthdr with {}\")",
+                                            v6_later ? "IPv6 extension header" : "IPv4 option",
+                                            v6_later ? "IPv4" : "IPv6", v6_later ? "ip" : "ip6")
+                              : fmt::format("an {} header after an {} match (nft: \"conflicting protocols specified: {} "
+                                            "vs. {}\")",
+                                            v6_later ? "ip6" : "ip", v6_later ? "IPv4 option" : "IPv6 extension header",
+                                            v6_later ? "ip" : "ip6", v6_later ? "ip6" : "ip"));
+  }
   if (table_family != family::inet && c.nfproto_at)
     conflict(c.nfproto_at, "meta nfproto outside an inet table (nft: \"meta nfproto is only useful in the inet family\")");
 }

@@ -290,7 +290,7 @@ type_info header_field_type(header h, hf f) noexcept {
     case header::tcp_option:
       switch (f) {
         case hf::none:
-          return t(dt::boolean, 1);
+          return t(dt::boolean, 8);  // a presence test loads a byte: 0 to 255 (`exists` is 1, `missing` 0)
         case hf::size:
           return t(dt::integer, 16);
         case hf::left:
@@ -306,7 +306,7 @@ type_info header_field_type(header h, hf f) noexcept {
     case header::ip_option:
       switch (f) {
         case hf::none:
-          return t(dt::boolean, 1);
+          return t(dt::boolean, 8);  // a presence test loads a byte: 0 to 255 (`exists` is 1, `missing` 0)
         case hf::value:
           return t(dt::integer, 16);
         case hf::addr:
@@ -317,7 +317,7 @@ type_info header_field_type(header h, hf f) noexcept {
     case header::sctp_chunk:
       switch (f) {
         case hf::none:
-          return t(dt::boolean, 1);
+          return t(dt::boolean, 8);  // a presence test loads a byte: 0 to 255 (`exists` is 1, `missing` 0)
         case hf::type:
         case hf::flags:
           return t(dt::integer, 8);
@@ -334,7 +334,7 @@ type_info header_field_type(header h, hf f) noexcept {
       }
     case header::dccp_option:
     case header::exthdr:
-      return t(dt::boolean, 1);
+      return t(dt::boolean, 8);
     case header::raw:
       return t(dt::integer, 0);
   }
@@ -562,7 +562,7 @@ type_info type_of(const rt_expr& e) noexcept {
     case rt_key::mtu:
       return t(dt::integer, 16);
     case rt_key::ipsec:
-      return t(dt::boolean, 1);
+      return t(dt::boolean, 8);
   }
   return {};
 }
