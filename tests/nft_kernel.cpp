@@ -401,6 +401,9 @@ TEST_SUITE("kernel") {
         {"set s { typeof meta hour; elements = { \"24\", \"12:00:61\", \" 1:2\" }; }", true},
         {"set s { typeof meta hour; elements = { \"1:60\" }; }", false},
         {"chain c { meta time \"2023\" meta time \"2023-01-01x\" meta hour \"86400\"; }", true},
+        {"chain c { meta hour \"1h30m\" meta hour \"h\" meta hour \"12345678s\"; }", true},
+        {"chain c { meta hour \"1hh\"; }", false},
+        {"chain c { meta hour \"123456789s\"; }", false},
         {"chain c { meta time \"\"; }", false},
         {"chain c { ip saddr 10.0.0.5-10.0.0.1; }", false},
         {"chain c { tcp dport 080; ip protocol 255 tcp dport 22; ip protocol 200 udp dport 53; quota 0x10 bytes; "

@@ -440,6 +440,9 @@ TEST_SUITE("unit") {
         {"meta hour \"24:00\" drop", "ip", error_code::invalid_value, 13, "wrong time format"},
         {"meta hour \"5 \" drop", "ip", error_code::invalid_value, 13, "wrong time format"},
         {"meta hour \"1:60\" drop", "ip", error_code::invalid_value, 13, "Can't parse trailing input: \"0\""},
+        // the relative times nft takes last (time_parse): each unit once, at most 8 digits in a row
+        {"meta hour \"1hh\" drop", "ip", error_code::invalid_value, 13, "Hour has been specified twice"},
+        {"meta hour \"123456789s\" drop", "ip", error_code::invalid_value, 13, "value too large"},
         {"meta hour \"12:00:62\" drop", "ip", error_code::invalid_value, 13, "Can't parse trailing input: \":62\""},
         {"meta time \"meh\"", "ip", error_code::invalid_value, 13, "Cannot parse date"},
         {"meta l4proto 200 tcp dport 22", "ip", error_code::invalid_value, 20, "a header of tcp after a match on 200"},
@@ -549,6 +552,7 @@ TEST_SUITE("unit") {
         // strtoul's numbers of seconds, strptime's leading blanks, leap seconds and trailing text of a date
         "meta hour \"24\"", "meta hour \"86400\"", "meta hour \"-5\"", "meta hour \"\"", "meta hour \" 12:30\"",
         "meta hour \"12:00:61\"", "meta time \"2023\"", "meta time \" 5\"", "meta time \"2023-01-01x\"",
+        "meta hour \"1h30m\"", "meta hour \"25h\"", "meta hour \"h\"", "meta hour \"1m1ms\"",  // (found by a tester)
         // a port `080`, no octal number, is a decimal service number for nft; a protocol number nft has no
         // header for leaves the transport open
         "tcp dport 080", "udp dport { 049, 50 } drop", "tcp dport 080-90 accept", "ip protocol 255 tcp dport 22",

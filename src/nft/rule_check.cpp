@@ -85,13 +85,42 @@ void check_string(type_info want, std::string_view text, span where) {
                                    text, text.size(), name(want.type), want.bits / 8u - 1, want.bits / 8u)};
 }
 
+/// What nft's relative time parser (datatype.c time_parse) refuses in `t`, in its words: digits and the
+/// units `d`, `h`, `m`, `s` and a final `ms`, each unit once, at most 8 digits in a row (a unit without digits
+/// is 0, no unit at all a number of seconds). Nothing when it takes `t`.
+std::optional<std::string_view> relative_time_problem(std::string_view t) noexcept {
+  unsigned seen = 0;
+  std::size_t digits = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    unsigned unit = 0;
+    std::string_view twice;
+    switch (t[i]) {
+      case 'd': unit = 1, twice = "Day has been specified twice"; break;
+      case 'h': unit = 2, twice = "Hour has been specified twice"; break;
+      case 'm':
+        if (t.substr(i) == "ms") unit = 16, twice = "Millisecond has been specified twice", ++i;
+        else unit = 4, twice = "Minute has been specified twice";
+        break;
+      case 's': unit = 8, twice = "Second has been specified twice"; break;
+      default:
+        if (t[i] < '0' || t[i] > '9') return "wrong time format";
+        if (digits++ >= 8) return "value too large";
+        continue;
+    }
+    if ((seen & unit) != 0) return twice;
+    seen |= unit;
+    digits = 0;
+  }
+  return std::nullopt;
+}
+
 /// The quoted forms of `meta day`, `meta hour` and `meta time` (meta.c), as nft 1.0.6 reads them, with the
 /// same C library calls on a NUL-terminated copy (the strings are short and rare):
 /// - a day: its English name (`"Monday"`);
-/// - an hour: strptime(3)'s `%H:%M:%S` or `%H:%M` with nothing after it ("Can't parse trailing input"),
-///   else a number of seconds that strtoul(3) reads whole (`"24"`, `"86400"` and `""` are taken);
-/// - a date: strptime's `%Y-%m-%d`, whatever follows it, else a number of seconds as for an hour (but
-///   not `""`).
+/// - an hour (hour_type_parse): a number of seconds strtoul(3) reads whole (`"86400"`, `"-5"`); else
+///   strptime(3)'s `%H:%M:%S` or `%H:%M` with nothing after it, and when `%H:%M` leaves text, "Can't parse
+///   trailing input"; else a relative time (`"1h30m"`, `""`);
+/// - a date: strptime's `%Y-%m-%d`, whatever follows it, else a number of seconds that strtoul reads whole.
 void check_time_string(datatype t, std::string_view text, span where) {
   const auto refuse = [&](std::string_view what, std::string_view nft) {
     throw rule_problem{where, error_code::invalid_value, fmt::format("`\"{}\"` is not {} (nft: \"{}\")", text, what, nft)};
@@ -104,22 +133,21 @@ void check_time_string(datatype t, std::string_view text, span where) {
     std::tm tm{};
     return ::strptime(copy.c_str(), format, &tm);
   };
-  // nft reads a number of seconds with strtoul and takes it when nothing follows (so `""` is 0)
   const auto seconds = [&] {
     char* end = nullptr;
     (void)std::strtoul(copy.c_str(), &end, 10);
-    return *end == '\0';
+    return !copy.empty() && *end == '\0';
   };
   if (t == datatype::hour) {
-    const char* rest = strptime_rest("%H:%M:%S");
-    if (rest == nullptr) rest = strptime_rest("%H:%M");
-    if (rest != nullptr) {
-      if (*rest != '\0')
-        refuse(fmt::format("a time of day (\"{}\" follows it)", rest), fmt::format("Can't parse trailing input: \"{}\"", rest));
-      return;
-    }
-    if (!seconds()) refuse("a time of day (H:M or H:M:S) or a number of seconds", "wrong time format");
-  } else if (strptime_rest("%Y-%m-%d") == nullptr && (copy.empty() || !seconds())) {
+    if (seconds()) return;
+    if (const char* r = strptime_rest("%H:%M:%S"); r != nullptr && *r == '\0') return;
+    const char* rest = strptime_rest("%H:%M");
+    if (rest != nullptr && *rest == '\0') return;
+    if (rest != nullptr)
+      refuse(fmt::format("a time of day (\"{}\" follows it)", rest), fmt::format("Can't parse trailing input: \"{}\"", rest));
+    if (const auto problem = relative_time_problem(text))
+      refuse("a time of day (H:M or H:M:S), a number of seconds or a time like 1h30m", *problem);
+  } else if (strptime_rest("%Y-%m-%d") == nullptr && !seconds()) {
     refuse("a date (\"YYYY-MM-DD\" and anything after it) or a number of seconds", "Cannot parse date");
   }
 }
