@@ -480,6 +480,17 @@ TEST_SUITE("kernel") {
              chain("ip", "udp dport 53 frag more-fragments 1 accept"), chain("ip6", "ip option rr exists accept"),
              chain("inet", "ip6 saddr ::1 ip option rr exists accept"), chain("bridge", "exthdr hbh exists ip saddr 1.1.1.1"),
              chain("inet", "meta nfproto 10 rt nexthop 1.2.3.4 accept"), chain("ip", "ip6 saddr ::1 ether type ip6 accept"),
+             // a tester's findings
+             chain("ip", "tcp dport < 1-5 accept"), chain("ip", "ip saddr >= 10.0.0.0/8 accept"),
+             chain("ip", "meta l4proto { 6, 17 } tcp dport 22"), chain("ip", "meta l4proto 0 tcp dport 22"),
+             chain("inet", "meta nfproto ipv6 ip saddr 1.2.3.4"), chain("ip", "quota 10 bytes used 20 bytes"),
+             chain("ip", "quota 9223372036854775808 bytes"),
+             std::string("table ip t {\n\tset s { type bogus_type; }\n}\n"),
+             std::string("table ip t {\n\tset s { type ipv4_addr; auto-merge; }\n}\n"),
+             std::string("table ip t {\n\tct expectation e { protocol tcp; dport 22; timeout 1s; }\n}\n"),
+             std::string("table ip t {\n\tct expectation e { protocol tcp; dport 22; timeout 1s; size 256; }\n}\n"),
+             std::string("table ip t {\n\tct helper h { type \"abcdefghijklmnop\" protocol tcp; }\n}\n"),
+             std::string("table ip t {\n\tquota q { 10 bytes used 20 bytes; }\n}\n"),
              chain("ip6", "exthdr hbh 256 accept"),
              chain("inet", "rt ipsec 256 accept"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
@@ -561,6 +572,11 @@ TEST_SUITE("kernel") {
              std::string("define s = { }\n"),
              chain("ip", "ether type ip6 ip6 saddr ::1 hbh nexthdr 6 accept"),
              chain("inet", "meta nfproto 2 rt nexthop 1.2.3.4 accept"), chain("inet", "meta nfproto 10 rt nexthop ::1"),
+             chain("ip", "meta l4proto { tcp, udp } th dport 53 quota 20 bytes used 20 bytes"),
+             chain("ip", "tcp dport != 1-5 accept"),
+             chain("inet", "ip saddr 1.2.3.4 meta nfproto ipv6 accept"),
+             std::string("table ip t {\n\tset s { type nf_proto; }\n\tset a { type ipv4_addr; flags interval; auto-merge; "
+                         "}\n\tct expectation e { protocol tcp; dport 1; timeout 1s; size 255; }\n}\n"),
              // a presence test loads a byte: 0 to 255
              chain("inet", "exthdr hbh 2 tcp option sack-perm 255 rt ipsec 2 accept"),
              chain("ip", "ip option rr 3 accept"),

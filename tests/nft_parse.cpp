@@ -479,6 +479,16 @@ TEST_SUITE("unit") {
         {"ip option rr exists", "ip6", error_code::invalid_value, 3, "cannot use exthdr with ip6"},
         {"ip6 saddr ::1 ether type ip6", "ip", error_code::invalid_value, 3, "ip6 header in a table of family ip"},
         {"ip6 saddr ::1 ip option rr exists", "inet", error_code::invalid_value, 17, "cannot use exthdr with ip6"},
+        // a tester's findings (checked against nft 1.0.6)
+        {"tcp dport < 1-5 accept", "ip", error_code::invalid_value, 15, "Relational expression (<) is undefined for range"},
+        {"ip saddr >= 10.0.0.0/8", "ip", error_code::invalid_value, 15, "undefined for prefix expressions"},
+        {"tcp dport > { 1, 5 }", "ip", error_code::invalid_value, 15, "undefined for set expressions"},
+        {"meta l4proto { 6, 17 } tcp dport 22", "ip", error_code::invalid_value, 26, "after a match on a set of protocols"},
+        {"ip protocol { tcp, udp } udp dport 53", "ip", error_code::invalid_value, 28, "conflicting protocols specified"},
+        {"meta l4proto 0 tcp dport 22", "ip", error_code::invalid_value, 18, "a header of tcp after a match on 0"},
+        {"meta nfproto ipv6 ip saddr 1.2.3.4", "inet", error_code::invalid_value, 21, "an ip header after meta nfproto ipv6"},
+        {"quota 10 bytes used 20 bytes", "ip", error_code::number_out_of_range, 3, "used more than its bytes"},
+        {"quota 9223372036854775808 bytes", "ip", error_code::number_out_of_range, 3, "EOVERFLOW"},
         {"exthdr hbh exists ip saddr 1.1.1.1", "bridge", error_code::invalid_value, 21, "conflicting protocols specified: ip6 vs. ip"},
         {"exthdr hbh 256", "ip6", error_code::number_out_of_range, 14, "out of range for boolean (0 to 255)"},
         {"meta nfproto 10 rt nexthop 1.2.3.4", "inet", error_code::invalid_address, 30, "where an IPv6 one"},
@@ -584,6 +594,9 @@ TEST_SUITE("unit") {
         "ct original saddr 1.2.3.4 accept", "ether type ip6 meta l4proto tcp accept", "queue num 3-4 fanout",
         "ether type ip dnat to 1.2.3.4", "ether type ip6 tcp dport 80 redirect to :81",
         "icmpv6 type echo-request dnat to 1.2.3.4",  // nft takes it in an ip table
+        "meta l4proto { tcp, udp } th dport 53", "meta l4proto { 6 } tcp dport 22", "tcp dport 22 meta l4proto { 6, 17 }",
+        "meta l4proto != { 6, 17 } tcp dport 22", "ip protocol 0 tcp dport 22", "tcp dport != 1-5",
+        "quota 20 bytes used 20 bytes", "quota 9223372036854775807 bytes",
         // an `ether type` match switches the network protocol for what follows it
         "ether type ip6 ip6 saddr ::1 accept", "ether type ip6 hbh nexthdr 6 accept",
     };
@@ -612,6 +625,7 @@ TEST_SUITE("unit") {
                              "ip saddr 1.2.3.4 meta l4proto tcp tproxy ip to :80", "meta l4proto tcp tproxy to :80",
                              "reject with icmpx type port-unreachable", "reject with icmpv6 type port-unreachable",
                              "ip saddr 1.2.3.4 tcp dport 80 dnat to :80",
+                             "ip saddr 1.2.3.4 meta nfproto ipv6", "meta nfproto != ipv4 ip saddr 1.1.1.1",
                              // NFPROTO_IPV4 and NFPROTO_IPV6 as numbers; a presence test is a byte
                              "meta nfproto 2 rt nexthop 1.2.3.4", "meta nfproto 10 rt nexthop ::1",
                              "exthdr hbh 2 tcp option sack-perm 255 accept", "ip option rr 3 tcp option sack-perm 255"}) {
@@ -1170,6 +1184,50 @@ TEST_SUITE("unit") {
     REQUIRE(policy.size() == 4);
     CHECK(policy[1].state == "unack");
     CHECK(policy[1].value_ms == 2000);
+  }
+
+  TEST_CASE("nft parse: what nft refuses in set declarations, ct expectations, ct helper names and quota objects") {
+    // a tester's findings, each checked against nft 1.0.6
+    struct bad_case {
+      const char* block;
+      const char* at;  // where the error is: the first occurrence of this text
+      error_code code;
+      const char* message;
+    };
+    const bad_case bad[] = {
+        {"set s {\n\t\ttype bogus_type\n\t}", "bogus_type", error_code::invalid_value, "unknown datatype bogus_type"},
+        {"map m {\n\t\ttype ipv4_addr : nope\n\t}", "nope", error_code::invalid_value, "unknown datatype nope"},
+        {"set s {\n\t\ttype ipv4_addr\n\t\tauto-merge\n\t}", "s {", error_code::invalid_value,
+         "auto-merge only works with interval sets"},
+        {"ct expectation e {\n\t\tprotocol tcp; dport 22; timeout 1s;\n\t}", "{\n\t\tprotocol", error_code::missing_argument,
+         "missing options"},
+        {"ct expectation e {\n\t\tprotocol tcp; dport 0; timeout 1s; size 2;\n\t}", "{\n\t\tprotocol", error_code::missing_argument,
+         "missing options"},
+        {"ct expectation e {\n\t\tprotocol tcp; dport 1; timeout 1s; size 256;\n\t}", "size 256",
+         error_code::number_out_of_range, "1 to 255"},
+        {"ct helper h {\n\t\ttype \"abcdefghijklmnop\" protocol tcp;\n\t}", "abcdefghijklmnop", error_code::number_out_of_range,
+         "max length is 16"},
+        {"quota q {\n\t\t10 bytes used 20 bytes\n\t}", "10 bytes", error_code::number_out_of_range,
+         "used more than its bytes"},
+    };
+    for (const auto& b : bad) {
+      CAPTURE(b.block);
+      const std::string text = std::string("table ip t {\n\t") + b.block + "\n}\n";
+      const auto r = parse_text(text);
+      REQUIRE(r.diagnostics.size() == 1);
+      const auto& d = r.diagnostics[0];
+      CHECK(d.code == b.code);
+      CHECK(d.where.offset == text.find(b.at));
+      CHECK_MESSAGE(d.message.find(b.message) != std::string::npos, d.message);
+    }
+    const auto fine = parse_text("table ip t {\n\tset s {\n\t\ttype ipv4_addr; flags interval; auto-merge\n\t}\n\tset n {\n"
+                                 "\t\ttype nf_proto . integer\n\t}\n\tct expectation e {\n\t\tprotocol tcp; dport 1; "
+                                 "timeout 1s; size 255;\n\t}\n\tct helper h {\n\t\ttype \"abcdefghijklmno\" protocol tcp;\n"
+                                 "\t}\n}\n");
+    REQUIRE_MESSAGE(fine.ok(), errors_of(fine));
+    const auto& t = *std::get<const table*>(fine.value.commands[0].body);
+    CHECK(t.sets[0].auto_merge);
+    CHECK(std::get<ct_expectation_object>(t.objects[0].body).size == 255);
   }
 
   TEST_CASE("nft parse: nesting deeper than the limit is one clean error") {

@@ -2257,6 +2257,7 @@ struct action<g::quota_stmt> {
   template <class In>
   static void apply(const In& in, state& st) {
     st.sx.quota.over = st.sx.limit_mode_over;
+    if (const auto why = vocab::quota_refusal(st.sx.quota)) st.fail(in, error_code::number_out_of_range, std::string(*why));
     push_stmt(in, st, st.sx.quota);
   }
 };
@@ -3286,8 +3287,9 @@ struct set_block_action {
   static void apply(const In&, state& st) {
     // the elements against the declared types, once the whole block is read (nft evaluates the
     // declaration before its elements, whatever their order in the block)
-    if (auto p = check_elements(st.cur_set, st.cur_set.elements, st.src.text()))
-      throw syntax_error{p->where.offset, p->where.length, p->code, std::move(p->message)};
+    auto p = check_set_declaration(st.cur_set, st.src.text());
+    if (!p) p = check_elements(st.cur_set, st.cur_set.elements, st.src.text());
+    if (p) throw syntax_error{p->where.offset, p->where.length, p->code, std::move(p->message)};
     st.sets.push_back(st.cur_set);
   }
 };
@@ -3424,8 +3426,10 @@ struct action<g::counter_config> {
 };
 template <>
 struct action<g::quota_config> {
-  static void apply0(state& st) {
+  template <class In>
+  static void apply(const In& in, state& st) {
     st.sx.quota.over = st.sx.limit_mode_over;
+    if (const auto why = vocab::quota_refusal(st.sx.quota)) st.fail(in, error_code::number_out_of_range, std::string(*why));
     st.cur_object.body = st.sx.quota;
   }
 };
@@ -3557,8 +3561,11 @@ struct action<g::ct_expect_size> {
   static void apply(const In& in, state& st) {
     const std::string_view t = text(in);
     const auto v = decode_uint(t.substr(t.find_last_of(" \t") + 1));
-    if (!v || *v > UINT32_MAX) st.fail(in, error_code::number_out_of_range, "size out of range");
-    if (auto* h = std::get_if<ct_expectation_object>(&st.cur_object.body)) h->size = static_cast<std::uint32_t>(*v);
+    if (auto* h = std::get_if<ct_expectation_object>(&st.cur_object.body); h != nullptr && v && *v <= UINT32_MAX)
+      h->size = static_cast<std::uint32_t>(*v);  // (before the check: the block's own check then finds a size)
+    // (nft keeps the low byte: 256 is 0, which it then refuses as missing)
+    if (!v || *v > 255)
+      st.fail(in, error_code::number_out_of_range, "an expectation size is 1 to 255 (nft: \"missing options\" past 255)");
   }
 };
 struct object_block_action {
@@ -3580,6 +3587,18 @@ void require_ct_config(const In& in, const state& st) {
   if (const auto* h = std::get_if<ct_helper_object>(&st.cur_object.body); h != nullptr && (h->type.empty() || h->protocol.empty()))
     st.fail(in, error_code::missing_argument,
             fmt::format("ct helper object '{}' needs a type and a protocol", st.obj_name));
+  // the kernel's helper names are 16 bytes with their NUL
+  if (const auto* h = std::get_if<ct_helper_object>(&st.cur_object.body); h != nullptr && h->type.size() > 15)
+    st.fail(h->type.data(), h->type.size(), error_code::number_out_of_range,
+            fmt::format("the helper name '{}' is {} bytes; at most 15 (nft: \"invalid name '{}', max length is 16\")",
+                        h->type, h->type.size(), h->type));
+  // an expectation needs all four settings, none 0 (nft: "missing options"); its size is a byte
+  if (const auto* x = std::get_if<ct_expectation_object>(&st.cur_object.body);
+      x != nullptr && (x->protocol.empty() || x->dport == 0 || x->timeout_ms == 0 || x->size == 0))
+    st.fail(in, error_code::missing_argument,
+            fmt::format("ct expectation object '{}' needs a protocol, and a dport, a timeout and a size that are not 0 "
+                        "(nft: \"missing options\")",
+                        st.obj_name));
   const auto* t = std::get_if<ct_timeout_object>(&st.cur_object.body);
   if (t == nullptr) return;
   if (t->protocol.empty())
@@ -3603,7 +3622,7 @@ struct action<g::ct_helper_block> : ct_object_block_action {};
 template <>
 struct action<g::ct_timeout_block> : ct_object_block_action {};
 template <>
-struct action<g::ct_expect_block> : object_block_action {};
+struct action<g::ct_expect_block> : ct_object_block_action {};
 template <>
 struct action<g::secmark_block> : object_block_action {};
 // (the grammar's `synproxy_config` has nft's order: mss and wscale together, then the flags; a block

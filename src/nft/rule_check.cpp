@@ -312,13 +312,17 @@ struct rule_context {
   // extension headers, ...): the ct address check then stays silent rather than refuse what nft takes
   bool family_maybe_known = false;
   bool transport = false;
-  std::uint8_t l4 = 0;  // the transport protocol the rule is for so far (IANA number), 0 when none
+  std::optional<std::uint8_t> l4;  // the transport protocol the rule is for so far (IANA number)
+  // a match of the protocol key (`meta l4proto`, `ip protocol`, `ip6 nexthdr`) on a set of two or more: nft
+  // then refuses any header of one transport protocol after it
+  const expr* l4_set_at = nullptr;
   const expr* l4_at = nullptr;
   nfproto nfproto_value = nfproto::none;  // `meta nfproto ipv4` (or ipv6): the rule is for one family
   bool ip = false, ip6 = false;
   const expr* ip_at = nullptr;
   const expr* ip6_at = nullptr;
   const expr* nfproto_at = nullptr;
+  const expr* nfproto_value_at = nullptr;  // the match that set nfproto_value
   // a match that implies the network protocol by its dependency (icmp and igmp: ip, icmpv6: ip6, `ether
   // type ip|ip6`): none until one is seen
   nfproto implied = nfproto::none;
@@ -363,12 +367,13 @@ std::string transport_name(std::uint8_t n) {
     if (transport_number(h) == n) return std::string(name(h));
   return std::to_string(n);
 }
-/// The protocol a `meta l4proto` / `ip protocol` / `ip6 nexthdr` value names, or 0 when it is not one
-/// constant (a set, a range, `$var` left unresolved).
-std::uint8_t protocol_value(const expr& e) {
-  if (const auto* i = e.get<integer_expr>()) return i->value <= 255 ? static_cast<std::uint8_t>(i->value) : 0;
+/// The protocol a `meta l4proto` / `ip protocol` / `ip6 nexthdr` value names; nothing when it is not one
+/// constant (a set, a range, `$var` left unresolved) or not a protocol name nflens knows.
+std::optional<std::uint8_t> protocol_value(const expr& e) {
+  if (const auto* i = e.get<integer_expr>())
+    return i->value <= 255 ? std::optional(static_cast<std::uint8_t>(i->value)) : std::nullopt;
   const auto* sy = e.get<symbol_expr>();
-  if (sy == nullptr) return 0;
+  if (sy == nullptr) return std::nullopt;
   // also igmp and comp, which l4_protocol has no name for; the names once (a rule of a dump has
   // `meta l4proto tcp` or `ip protocol udp` more often than not)
   static const auto transports = [] {
@@ -380,19 +385,24 @@ std::uint8_t protocol_value(const expr& e) {
     if (word == sy->name) return number;
   if (const auto p = parse_protocol(sy->name))
     if (const auto n = protocol_number(*p)) return *n;
-  return 0;
+  return std::nullopt;
 }
 void scan_selectors(const expr& whole, bool equal, rule_context& c) {
   const expr& e = left_operand(whole);
   if (const auto* p = e.get<payload_expr>()) {
     if (p->inner != tunnel::none) return;  // a tunnelled packet's headers, not this packet's
     if (const std::uint8_t n = transport_number(p->protocol)) {
-      if (c.l4 != 0 && c.l4 != n)
+      if (c.l4 && *c.l4 != n)
         throw rule_problem{e.where, error_code::invalid_value,
                            fmt::format("a header of {} after a match on {} (nft: \"conflicting protocols "
                                        "specified: {} vs. {}\")",
-                                       name(p->protocol), transport_name(c.l4), transport_name(c.l4), name(p->protocol))};
-      if (c.l4 == 0) c.l4 = n;
+                                       name(p->protocol), transport_name(*c.l4), transport_name(*c.l4), name(p->protocol))};
+      if (!c.l4 && c.l4_set_at != nullptr)
+        throw rule_problem{e.where, error_code::invalid_value,
+                           fmt::format("a header of {} after a match on a set of protocols (nft: \"conflicting "
+                                       "protocols specified\"; `th` reads the ports of any of them)",
+                                       name(p->protocol))};
+      if (!c.l4) c.l4 = n;
     }
     // (a tcp option or an sctp chunk is not a transport protocol match for nft: `tcp option maxseg size
     // 1400 redirect to :80` is refused)
@@ -610,9 +620,9 @@ void check_log(const log_stmt& l, const stmt& s) {
 /// nft's checks of a reject statement against the table's family and the rule's matches.
 void check_reject(family table_family, const rule_context& c, const reject_stmt& r, const stmt& s) {
   const auto refuse = [&s](std::string message) { throw rule_problem{s.where, error_code::invalid_value, std::move(message)}; };
-  if (r.type == reject_type::tcp_reset && c.l4 != 0 && c.l4 != 6)
+  if (r.type == reject_type::tcp_reset && c.l4 && *c.l4 != 6)
     refuse(fmt::format("reject with tcp reset after a match on {} (nft: \"you cannot use tcp reset with this protocol\")",
-                       transport_name(c.l4)));
+                       transport_name(*c.l4)));
   if (r.type == reject_type::icmpx && (table_family == family::ip || table_family == family::ip6))
     refuse(fmt::format("reject with icmpx in a table of family {}: use icmp or icmpv6 (nft: \"abstracted ICMP "
                        "unreachable not supported\")",
@@ -678,6 +688,20 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                              fmt::format("value {} is out of range for a payload of 0 bits (nft: \"Value {} exceeds "
                                          "valid range 0-0\")",
                                          v->value, v->value)};
+      // an order (`<`, `>`, `<=`, `>=`) is defined for single values only
+      if (m->op == relational_op::lt || m->op == relational_op::gt || m->op == relational_op::lte ||
+          m->op == relational_op::gte) {
+        const char* kind = m->right->is<range_expr>()     ? "range"
+                           : m->right->is<set_expr>()     ? "set"
+                           : m->right->is<prefix_expr>()  ? "prefix"
+                           : m->right->is<set_ref_expr>() ? "set reference"
+                                                          : nullptr;
+        if (kind != nullptr)
+          throw rule_problem{m->right->where, error_code::invalid_value,
+                             fmt::format("`{}` compares with a {}, which has no order (nft: \"Relational expression "
+                                         "({}) is undefined for {} expressions\")",
+                                         name(m->op), kind, name(m->op), kind)};
+      }
       scan_selectors(*m->left, m->op != relational_op::neq, c);
       // `rt nexthop` without ip/ip6 is an address of the table's family, or of the one earlier matches tell
       if (const auto* rt = m->left->get<rt_expr>(); rt != nullptr && rt->key == rt_key::nexthop &&
@@ -699,7 +723,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
           (table_family == family::ip || table_family == family::ip6 ||
            (table_family == family::inet && c.known() != nfproto::none))) {
         c.transport = true;
-        if (c.l4 == 0) c.l4 = protocol_value(*m->right);
+        if (!c.l4) c.l4 = protocol_value(*m->right);
       }
       if (c.ether == nfproto::none) c.ether = ether_type_family(*m);
       if (c.implied == nfproto::none)
@@ -719,7 +743,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                              fmt::format("an {} address for a ct address in a table of family {} (nft: \"Address "
                                          "family for hostname not supported\")",
                                          a->address().family == ip_family::ipv4 ? "IPv4" : "IPv6", name(table_family))};
-      if (m->op != relational_op::neq && c.l4 == 0) {
+      if (m->op != relational_op::neq && !c.l4) {
         const auto* mk = m->left->get<meta_expr>();
         const auto* pk = m->left->get<payload_expr>();
         const bool meta = mk != nullptr && mk->key == meta_key::l4proto;
@@ -729,10 +753,13 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         // nft's protocol context, as nft 1.0.6 sets it: a number it has no header for leaves it open after
         // `ip protocol` / `ip6 nexthdr`, but not after `meta l4proto` (`ip protocol 255 tcp dport 22` loads;
         // `meta l4proto 255 tcp dport 22` does not)
-        const std::uint8_t n = meta || field ? protocol_value(*m->right) : 0;
-        const bool known = std::any_of(std::begin(transport_headers), std::end(transport_headers),
-                                       [n](header h) { return transport_number(h) == n; });
-        if (meta || (field && known)) c.l4 = n;
+        const auto n = meta || field ? protocol_value(*m->right) : std::nullopt;
+        const bool known = n && std::any_of(std::begin(transport_headers), std::end(transport_headers),
+                                            [&](header h) { return transport_number(h) == *n; });
+        if ((meta && n) || (field && known)) c.l4 = n;
+        if (const auto* set = m->right->get<set_expr>();
+            (meta || field) && set != nullptr && set->elements.size() >= 2 && c.l4_set_at == nullptr)
+          c.l4_set_at = m->right;
       }
       // `meta nfproto ipv4` or its number (NFPROTO_IPV4 is 2, NFPROTO_IPV6 10)
       if (const auto* key = m->left->get<meta_expr>();
@@ -741,7 +768,10 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         std::optional<std::uint64_t> v;
         if (const auto* n = m->right->get<integer_expr>()) v = n->value;
         if (const auto* w = m->right->get<symbol_expr>()) v = types::symbol_value(w->name, datatype::nf_proto);
-        if (v) c.nfproto_value = *v == 2 ? nfproto::ip : *v == 10 ? nfproto::ip6 : c.nfproto_value;
+        if (v && c.nfproto_value == nfproto::none) {
+          c.nfproto_value = *v == 2 ? nfproto::ip : *v == 10 ? nfproto::ip6 : nfproto::none;
+          c.nfproto_value_at = m->left;
+        }
       }
     } else if (const auto* vm = s.get<verdict_map_stmt>(); vm != nullptr && vm->key != nullptr) {
       scan_selectors(*vm->key, true, c);
@@ -849,6 +879,14 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                                             v6_later ? "ip6" : "ip", v6_later ? "IPv4 option" : "IPv6 extension header",
                                             v6_later ? "ip" : "ip6", v6_later ? "ip6" : "ip"));
   }
+  // `meta nfproto ipv6` and then an ip header (the other way round nft takes it)
+  const auto after_nfproto = [&](const expr* at) {
+    return at != nullptr && c.nfproto_value_at != nullptr && at->where.offset > c.nfproto_value_at->where.offset;
+  };
+  if (c.nfproto_value == nfproto::ip6 && after_nfproto(c.ip_at))
+    conflict(c.ip_at, "an ip header after meta nfproto ipv6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
+  if (c.nfproto_value == nfproto::ip && after_nfproto(c.ip6_at))
+    conflict(c.ip6_at, "an ip6 header after meta nfproto ipv4 (nft: \"conflicting protocols specified: ip vs. ip6\")");
   if (table_family != family::inet && c.nfproto_at)
     conflict(c.nfproto_at, "meta nfproto outside an inet table (nft: \"meta nfproto is only useful in the inet family\")");
 }
@@ -1059,6 +1097,33 @@ const expr* interval_part(const expr& e) noexcept {
     for (const auto& item : c->items)
       if (interval_like(item)) return &item;
   return nullptr;
+}
+
+std::optional<rule_problem> check_set_declaration(const set_info& set, std::string_view text) {
+  const auto at = [&](std::string_view part) {
+    const bool inside = !text.empty() && part.data() >= text.data() && part.data() + part.size() <= text.data() + text.size();
+    return inside ? span{static_cast<std::uint32_t>(part.data() - text.data()), static_cast<std::uint32_t>(part.size())}
+                  : set.where;
+  };
+  const std::string_view what = set.is_map ? "map" : "set";
+  // (nft also refuses a type without a size of its own, `type integer` ("unqualified type"), and the names
+  // of types that are no base type, `ct_label`, `ct_event`. nflens takes them: nft 1.0.6's JSON writes a
+  // `typeof` declaration so, and text converted from that JSON must read back)
+  const auto check_names = [&](const set_type& t) -> std::optional<rule_problem> {
+    for (const std::string_view n : t.names)
+      if (!parse_datatype(n))
+        return rule_problem{at(n), error_code::invalid_value, fmt::format("`{}` is no datatype (nft: \"unknown datatype {}\")", n, n)};
+    return std::nullopt;
+  };
+  if (auto p = check_names(set.key)) return p;
+  if (set.is_map)
+    if (auto p = check_names(set.data)) return p;
+  if (set.auto_merge && (set.flags & static_cast<std::uint8_t>(set_flag::interval)) == 0)
+    return rule_problem{at(set.name), error_code::invalid_value,
+                        fmt::format("auto-merge in {} {}, which has no `flags interval` (nft: \"auto-merge only works "
+                                    "with interval sets\")",
+                                    what, set.name)};
+  return std::nullopt;
 }
 
 std::optional<rule_problem> check_elements(const set_info& set, std::span<const element> elements,

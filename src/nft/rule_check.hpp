@@ -40,6 +40,11 @@ struct rule_problem {
 /// The first problem found, or nothing when nft would take the rule.
 [[nodiscard]] std::optional<rule_problem> check_rule(family table_family, std::span<const stmt> stmts);
 
+/// What nft refuses in a set or map declaration written in text: a type name that is no datatype ("unknown
+/// datatype"), `auto-merge` without `flags interval`. Spans into `text` (the source the set's names
+/// view), else the set's own. The first problem, or nothing.
+[[nodiscard]] std::optional<rule_problem> check_set_declaration(const set_info& set, std::string_view text);
+
 /// What nft's evaluation refuses in the constant `right` of a match or mangle whose other side is `left`:
 /// a number wider than the field (`tcp dport 70000`: "Value 70000 exceeds valid range 0-65535"), a word
 /// of digits of 2^64 or more, a name that is no value of a closed vocabulary (`ct state establishd`:

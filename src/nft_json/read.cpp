@@ -1055,6 +1055,7 @@ quota_stmt reader::quota_of(const jnode& v, bool object_form) {
     }
   }
   q.over = opt_bool(v, "inv");
+  if (const auto why = vocab::quota_refusal(q)) fail(v, error_code::number_out_of_range, std::string(*why));
   return q;
 }
 
@@ -1744,6 +1745,10 @@ object reader::object_of(const jnode& v, object_type type) {
     case object_type::ct_helper: {
       ct_helper_object h;
       h.type = need_string(v, "type", "ct helper");
+      if (h.type.size() > 15)  // the kernel's helper names are 16 bytes with their NUL
+        fail(*opt(v, "type"), error_code::number_out_of_range,
+             fmt::format("the helper name '{}' is {} bytes; at most 15 (nft: \"invalid name '{}', max length is 16\")",
+                         h.type, h.type.size(), h.type));
       h.protocol = protocol();
       h.l3proto = l3();
       o.body = h;
@@ -1775,7 +1780,12 @@ object reader::object_of(const jnode& v, object_type type) {
       x.l3proto = l3();
       x.dport = static_cast<std::uint16_t>(opt_number(v, "dport", 0, UINT16_MAX));
       x.timeout_ms = opt_number(v, "timeout", 0);
-      x.size = static_cast<std::uint32_t>(opt_number(v, "size", 0, UINT32_MAX));
+      x.size = static_cast<std::uint32_t>(opt_number(v, "size", 0, 255));
+      if (x.dport == 0 || x.timeout_ms == 0 || x.size == 0)
+        fail(v, error_code::missing_argument,
+             fmt::format("ct expectation object '{}' needs a dport, a timeout and a size that are not 0 (nft: \"missing "
+                         "options\")",
+                         o.name));
       o.body = x;
       break;
     }
