@@ -388,6 +388,15 @@ TEST_SUITE("unit") {
           std::string::npos);
     CHECK(run(rs, "add rule inet t c flow add @nope\n").find("error[object-not-found]: flowtable nope") !=
           std::string::npos);
+    // objects named by a mangle's value: `ct helper set "NAME"`, ct timeout and expectation, `meta secmark set`
+    // (a tester's finding; nft: "No such file or directory")
+    for (const char* mangle : {"ct helper set \"nope\"", "ct timeout set \"nope\"", "ct expectation set \"nope\"",
+                               "meta secmark set \"nope\""}) {
+      CAPTURE(mangle);
+      CHECK(run(rs, std::string("add rule inet t c ") + mangle + "\n").find("error[object-not-found]") != std::string::npos);
+    }
+    REQUIRE(run(rs, "add ct helper inet t ftp { type \"ftp\" protocol tcp; }\nadd rule inet t c ct helper set \"ftp\"\n")
+                .empty());
     CHECK(run(rs, "create counter inet t hits\n").find("error[object-exists]") != std::string::npos);
     CHECK(run(rs, "reset counters\nreset quotas\nreset rules inet t c\n").empty());
     const std::string l = listing(rs);

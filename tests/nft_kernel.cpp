@@ -491,6 +491,9 @@ TEST_SUITE("kernel") {
              std::string("table ip t {\n\tct expectation e { protocol tcp; dport 22; timeout 1s; size 256; }\n}\n"),
              std::string("table ip t {\n\tct helper h { type \"abcdefghijklmnop\" protocol tcp; }\n}\n"),
              std::string("table ip t {\n\tquota q { 10 bytes used 20 bytes; }\n}\n"),
+             chain("ip", "tcp dport vmap { 20-30 : accept, 25 : drop }"),
+             chain("ip", "meta mark set ip saddr map { 10.0.0.0/8 : 1, 10.1.0.0/16 : 2 }"),
+             chain("inet", "ct timeout set \"nope\""),
              chain("ip6", "exthdr hbh 256 accept"),
              chain("inet", "rt ipsec 256 accept"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
@@ -577,6 +580,8 @@ TEST_SUITE("kernel") {
              chain("inet", "ip saddr 1.2.3.4 meta nfproto ipv6 accept"),
              std::string("table ip t {\n\tset s { type nf_proto; }\n\tset a { type ipv4_addr; flags interval; auto-merge; "
                          "}\n\tct expectation e { protocol tcp; dport 1; timeout 1s; size 255; }\n}\n"),
+             chain("ip", "tcp dport { 20-30, 25 } accept"),
+             chain("ip", "tcp dport vmap { 20-30 : accept, 31 : drop, 20-30 : accept }"),
              // a presence test loads a byte: 0 to 255
              chain("inet", "exthdr hbh 2 tcp option sack-perm 255 rt ipsec 2 accept"),
              chain("ip", "ip option rr 3 accept"),

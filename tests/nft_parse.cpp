@@ -480,6 +480,10 @@ TEST_SUITE("unit") {
         {"ip6 saddr ::1 ether type ip6", "ip", error_code::invalid_value, 3, "ip6 header in a table of family ip"},
         {"ip6 saddr ::1 ip option rr exists", "inet", error_code::invalid_value, 17, "cannot use exthdr with ip6"},
         // a tester's findings (checked against nft 1.0.6)
+        {"tcp dport vmap { 20-30 : accept, 25 : drop }", "ip", error_code::invalid_value, 36,
+         "another of this anonymous map (nft: \"conflicting intervals specified\")"},
+        {"meta mark set ip saddr map { 10.0.0.0/8 : 1, 10.1.0.0/16 : 2 }", "ip", error_code::invalid_value, 48,
+         "conflicting intervals"},
         {"tcp dport < 1-5 accept", "ip", error_code::invalid_value, 15, "Relational expression (<) is undefined for range"},
         {"ip saddr >= 10.0.0.0/8", "ip", error_code::invalid_value, 15, "undefined for prefix expressions"},
         {"tcp dport > { 1, 5 }", "ip", error_code::invalid_value, 15, "undefined for set expressions"},
@@ -597,6 +601,8 @@ TEST_SUITE("unit") {
         "meta l4proto { tcp, udp } th dport 53", "meta l4proto { 6 } tcp dport 22", "tcp dport 22 meta l4proto { 6, 17 }",
         "meta l4proto != { 6, 17 } tcp dport 22", "ip protocol 0 tcp dport 22", "tcp dport != 1-5",
         "quota 20 bytes used 20 bytes", "quota 9223372036854775807 bytes",
+        "tcp dport { 20-30, 25 } accept",  // an anonymous set is merged
+        "tcp dport vmap { 20-30 : accept, 31 : drop, 20-30 : accept }",
         // an `ether type` match switches the network protocol for what follows it
         "ether type ip6 ip6 saddr ::1 accept", "ether type ip6 hbh nexthdr 6 accept",
     };
@@ -1007,7 +1013,7 @@ TEST_SUITE("unit") {
          error_code::number_out_of_range, "expires in 20000 ms, past its timeout of 10000 ms"},
         // overlapping intervals, reported at the one that starts later
         {"set", "type inet_service; flags interval", "3, 1-5", "3", error_code::invalid_value,
-         "this element shares keys with another of s (nft: \"conflicting intervals specified\""},
+         "this element shares keys with another of set s (nft: \"conflicting intervals specified\""},
         {"set", "type ipv4_addr; flags interval", "10.1.0.0/16, 10.0.0.0/8", "10.1.0.0/16", error_code::invalid_value,
          "conflicting intervals"},
         {"set", "type ifname; flags interval", "\"eth0\", \"eth*\"", "\"eth0\"", error_code::invalid_value,

@@ -128,6 +128,18 @@ void build_index(const ruleset_table& t, table_index& ix) {
 /// Calls `chain_ref(name, span)` for every jump/goto target, `set_ref(name, span)` for every `@set`,
 /// `flowtable_ref(name, span)` for `flow add @ft`, and `object_ref(type, name, span)` for named objects
 /// used by rules.
+/// The object type a mangle statement's target names by its value: `ct helper set "NAME"` (and ct timeout, ct
+/// expectation), `meta secmark set "NAME"`. Nothing for any other target.
+std::optional<object_type> object_set_by(const expr& target) noexcept {
+  if (const auto* c = target.get<ct_expr>()) {
+    if (c->key == ct_key::helper) return object_type::ct_helper;
+    if (c->key == ct_key::timeout) return object_type::ct_timeout;
+    if (c->key == ct_key::expectation) return object_type::ct_expectation;
+  }
+  if (const auto* m = target.get<meta_expr>(); m != nullptr && m->key == meta_key::secmark) return object_type::secmark;
+  return std::nullopt;
+}
+
 template <class Visitor>
 struct ref_walker {
   Visitor& v;
@@ -186,6 +198,9 @@ struct ref_walker {
           } else if constexpr (std::is_same_v<T, mangle_stmt>) {
             ex(x.target);
             ex(x.value);
+            // `ct helper set "ftp-1"`, `ct timeout set`, `ct expectation set`, `meta secmark set`: a named object
+            if (const auto type = object_set_by(*x.target))
+              if (const auto* n = x.value->template get<string_expr>()) v.object_ref(*type, n->text, s.where);
           } else if constexpr (std::is_same_v<T, nat_stmt>) {
             ex(x.address);
             ex(x.port);

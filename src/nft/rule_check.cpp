@@ -32,6 +32,8 @@ namespace {
 // side is checked as far as its shape follows the left's: a number, a range, a set's keys, a list, and
 // a concatenation item by item.
 void check_constant(type_info want, const expr& e, std::string_view text);
+// Two elements of an interval set or map that share keys (defined with the element checks below).
+void check_overlaps(std::string_view what, type_info key, std::span<const element> elements, std::string_view note = {});
 // Types whose every name nft knows from its own tables (datatype.c, ct.c, meta.c, ...): a bare word that
 // is none of them is an error. Names nft looks up in the system (protocols, services, users, groups,
 // realms, device groups, interfaces) are not judged offline.
@@ -658,6 +660,30 @@ void check_not_empty(const expr* e) {
     throw rule_problem{e->where, error_code::invalid_value, "an empty set (nft: \"Set is empty\")"};
 }
 
+// An anonymous map (`tcp dport vmap { 20-30 : accept, 25 : drop }`) holds intervals as a named interval map
+// does, and nft never merges a map's: two of its elements that share keys are refused. (An anonymous set is
+// merged.) Maps a statement holds at its top: a verdict map, or a map as a mangle value, a NAT address or
+// port, a queue number or an object name.
+void check_anonymous_map(const expr* key, const expr* mapping) {
+  if (key == nullptr || mapping == nullptr || key->is<concat_expr>()) return;
+  const auto* set = mapping->get<set_expr>();
+  if (set == nullptr || std::none_of(set->elements.begin(), set->elements.end(), [](const element& el) {
+        return el.key != nullptr && interval_part(*el.key) != nullptr;
+      }))
+    return;
+  check_overlaps("this anonymous map", type_of(*key), set->elements);
+}
+void check_anonymous_maps(const stmt& s) {
+  const auto top = [](const expr* e) {
+    if (const auto* m = e != nullptr ? e->get<map_expr>() : nullptr) check_anonymous_map(m->key(), m->mapping());
+  };
+  if (const auto* v = s.get<verdict_map_stmt>()) check_anonymous_map(v->key, v->mapping);
+  else if (const auto* g = s.get<mangle_stmt>()) top(g->value);
+  else if (const auto* n = s.get<nat_stmt>()) top(n->address), top(n->port);
+  else if (const auto* q = s.get<queue_stmt>()) top(q->number);
+  else if (const auto* o = s.get<objref_stmt>()) top(o->name);
+}
+
 void check_all(family table_family, std::span<const stmt> stmts) {
   rule_context c;
   c.table_family = table_family;
@@ -676,6 +702,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       throw rule_problem{s.where, error_code::invalid_value,
                          "a statement after a terminal statement has no effect (nft: \"Statement after terminal "
                          "statement has no effect\")"};
+    check_anonymous_maps(s);
     if (const auto* m = s.get<match_stmt>()) {
       if (m->op == relational_op::neg && m->left->is<binop_expr>())
         throw rule_problem{s.where, error_code::invalid_value,
@@ -1035,7 +1062,7 @@ std::optional<key_interval> interval_of(const expr& e, bool names) noexcept {
 // nft's interval check of a set's elements (segtree.c, without `auto-merge`): two different elements
 // that share a key conflict ("conflicting intervals specified"); the same element twice is one. Reported
 // at the element that starts later, as nft does. Concatenations are the kernel's to judge, not checked here.
-void check_overlaps(const set_info& set, type_info key, std::span<const element> elements) {
+void check_overlaps(std::string_view what, type_info key, std::span<const element> elements, std::string_view note) {
   const bool names = key.type == datatype::ifname || key.type == datatype::string;
   std::vector<key_interval> all;
   all.reserve(elements.size());
@@ -1056,8 +1083,8 @@ void check_overlaps(const set_info& set, type_info key, std::span<const element>
     if (cur.low <= prev.high)
       throw rule_problem{cur.el->key->where, error_code::invalid_value,
                          fmt::format("this element shares keys with another of {} (nft: \"conflicting intervals "
-                                     "specified\"; `auto-merge` joins them)",
-                                     set.name)};
+                                     "specified\"{})",
+                                     what, note)};
   }
 }
 // One part of an element against its declared type. nft holds a day to 0 (Sunday) to 6 in a rule, but an
@@ -1174,7 +1201,8 @@ std::optional<rule_problem> check_elements(const set_info& set, std::span<const 
                                          set.name)};
       check_declared(data, *el.data, text);
     }
-    if (interval && !set.auto_merge && key.count <= 1) check_overlaps(set, key.part[0], elements);
+    if (interval && !set.auto_merge && key.count <= 1)
+      check_overlaps(fmt::format("{} {}", what, set.name), key.part[0], elements, "; `auto-merge` joins them");
   } catch (rule_problem& p) {
     return std::move(p);
   }
