@@ -494,6 +494,8 @@ TEST_SUITE("kernel") {
              chain("ip", "tcp dport vmap { 20-30 : accept, 25 : drop }"),
              chain("ip", "meta mark set ip saddr map { 10.0.0.0/8 : 1, 10.1.0.0/16 : 2 }"),
              chain("inet", "ct timeout set \"nope\""),
+             chain("inet", "meta nfproto { ipv4, ipv6 } ip saddr 1.2.3.4"), chain("bridge", "ether type { ip, arp } ip saddr 1.2.3.4"),
+             chain("ip", "meta l4proto { udp, 17, tcp } tcp dport 22"), chain("ip", "ether type { ip6, arp } exthdr hbh exists"),
              chain("ip6", "exthdr hbh 256 accept"),
              chain("inet", "rt ipsec 256 accept"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
@@ -582,6 +584,10 @@ TEST_SUITE("kernel") {
                          "}\n\tct expectation e { protocol tcp; dport 1; timeout 1s; size 255; }\n}\n"),
              chain("ip", "tcp dport { 20-30, 25 } accept"),
              chain("ip", "tcp dport vmap { 20-30 : accept, 31 : drop, 20-30 : accept }"),
+             chain("inet", "meta nfproto { ipv4, ipv6 } ip6 saddr ::1"), chain("netdev", "meta protocol { ip6, ip } ip saddr 1.2.3.4"),
+             chain("ip", "meta l4proto { tcp, 6, 6-6 } tcp dport 22 ip protocol { 0, 0 } tcp dport 22"),
+             chain("ip", "ether type { ip, ip6 } ip6 saddr ::1"), chain("ip", "ether type { ip6, vlan } exthdr hbh exists"),
+             chain("ip6", "ether type { ip6, ip } ip saddr 1.2.3.4"),
              // a presence test loads a byte: 0 to 255
              chain("inet", "exthdr hbh 2 tcp option sack-perm 255 rt ipsec 2 accept"),
              chain("ip", "ip option rr 3 accept"),

@@ -491,6 +491,8 @@ TEST_SUITE("unit") {
         {"ip protocol { tcp, udp } udp dport 53", "ip", error_code::invalid_value, 28, "conflicting protocols specified"},
         {"meta l4proto 0 tcp dport 22", "ip", error_code::invalid_value, 18, "a header of tcp after a match on 0"},
         {"meta nfproto ipv6 ip saddr 1.2.3.4", "inet", error_code::invalid_value, 21, "an ip header after meta nfproto ipv6"},
+        {"meta nfproto { ipv4, ipv6 } ip saddr 1.2.3.4", "inet", error_code::invalid_value, 31, "nft keeps the last"},
+        {"ether type { ip, arp } ip saddr 1.2.3.4", "bridge", error_code::invalid_value, 26, "whose last is not ip"},
         {"quota 10 bytes used 20 bytes", "ip", error_code::number_out_of_range, 3, "used more than its bytes"},
         {"quota 9223372036854775808 bytes", "ip", error_code::number_out_of_range, 3, "EOVERFLOW"},
         {"exthdr hbh exists ip saddr 1.1.1.1", "bridge", error_code::invalid_value, 21, "conflicting protocols specified: ip6 vs. ip"},
@@ -599,6 +601,11 @@ TEST_SUITE("unit") {
         "ether type ip dnat to 1.2.3.4", "ether type ip6 tcp dport 80 redirect to :81",
         "icmpv6 type echo-request dnat to 1.2.3.4",  // nft takes it in an ip table
         "meta l4proto { tcp, udp } th dport 53", "meta l4proto { 6 } tcp dport 22", "tcp dport 22 meta l4proto { 6, 17 }",
+        // a set nft merges into one protocol; an ether type set switches to its last network protocol (a
+        // second tester's findings)
+        "meta l4proto { tcp, 6, 6-6 } tcp dport 22", "ip protocol { 0, 0 } tcp dport 22",
+        "ether type { ip, ip6 } ip6 saddr ::1", "ether type { ip6, vlan } exthdr hbh exists",
+        "vlan type { ip, ip6 } frag more-fragments 1",
         "meta l4proto != { 6, 17 } tcp dport 22", "ip protocol 0 tcp dport 22", "tcp dport != 1-5",
         "quota 20 bytes used 20 bytes", "quota 9223372036854775807 bytes",
         "tcp dport { 20-30, 25 } accept",  // an anonymous set is merged
@@ -632,6 +639,7 @@ TEST_SUITE("unit") {
                              "reject with icmpx type port-unreachable", "reject with icmpv6 type port-unreachable",
                              "ip saddr 1.2.3.4 tcp dport 80 dnat to :80",
                              "ip saddr 1.2.3.4 meta nfproto ipv6", "meta nfproto != ipv4 ip saddr 1.1.1.1",
+                             "meta nfproto { ipv4, ipv6 } ip6 saddr ::1", "meta nfproto { ipv6, ipv4 } ip saddr 1.1.1.1",
                              // NFPROTO_IPV4 and NFPROTO_IPV6 as numbers; a presence test is a byte
                              "meta nfproto 2 rt nexthop 1.2.3.4", "meta nfproto 10 rt nexthop ::1",
                              "exthdr hbh 2 tcp option sack-perm 255 accept", "ip option rr 3 tcp option sack-perm 255"}) {

@@ -325,6 +325,8 @@ struct rule_context {
   const expr* ip6_at = nullptr;
   const expr* nfproto_at = nullptr;
   const expr* nfproto_value_at = nullptr;  // the match that set nfproto_value
+  const expr* network_set_at = nullptr;      // a set of several network protocols matched
+  nfproto network_set_last = nfproto::none;  // its last element, the protocol nft keeps
   // a match that implies the network protocol by its dependency (icmp and igmp: ip, icmpv6: ip6, `ether
   // type ip|ip6`): none until one is seen
   nfproto implied = nfproto::none;
@@ -388,6 +390,24 @@ std::optional<std::uint8_t> protocol_value(const expr& e) {
   if (const auto p = parse_protocol(sy->name))
     if (const auto n = protocol_number(*p)) return *n;
   return std::nullopt;
+}
+/// The one protocol every element of `set` names (`{ tcp, 6, 6-6 }`); nothing when they name several or one
+/// is no protocol constant.
+std::optional<std::uint8_t> single_protocol(const set_expr& set) {
+  std::optional<std::uint8_t> one;
+  for (const auto& el : set.elements) {
+    if (el.key == nullptr) return std::nullopt;
+    const expr* k = el.key;
+    if (const auto* r = k->get<range_expr>()) {
+      const auto lo = protocol_value(*r->low());
+      if (!lo || lo != protocol_value(*r->high())) return std::nullopt;
+      k = r->low();
+    }
+    const auto v = protocol_value(*k);
+    if (!v || (one && *one != *v)) return std::nullopt;
+    one = v;
+  }
+  return one;
 }
 void scan_selectors(const expr& whole, bool equal, rule_context& c) {
   const expr& e = left_operand(whole);
@@ -598,6 +618,16 @@ nfproto ether_type_family(const match_stmt& m) noexcept {
   return nfproto::none;
 }
 
+/// The network protocol a value of `meta nfproto` (`ipv4`, 2), `ether type` or `meta protocol` (`ip`, 0x0800)
+/// names; none for another protocol or a value that is no constant.
+nfproto network_value(const expr& v) noexcept {
+  if (const auto* sy = v.get<symbol_expr>())
+    return sy->name == "ip" || sy->name == "ipv4" ? nfproto::ip : sy->name == "ip6" || sy->name == "ipv6" ? nfproto::ip6 : nfproto::none;
+  if (const auto* i = v.get<integer_expr>())
+    return i->value == 0x0800 || i->value == 2 ? nfproto::ip : i->value == 0x86dd || i->value == 10 ? nfproto::ip6 : nfproto::none;
+  return nfproto::none;
+}
+
 /// Whether an `ether type` value is a VLAN tag's (802.1Q or 802.1ad), which a vlan header follows.
 bool vlan_ether_type(const expr& v) noexcept {
   if (const auto* sy = v.get<symbol_expr>()) return sy->name == "8021q" || sy->name == "8021ad" || sy->name == "vlan";
@@ -753,6 +783,27 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         if (!c.l4) c.l4 = protocol_value(*m->right);
       }
       if (c.ether == nfproto::none) c.ether = ether_type_family(*m);
+      // `meta nfproto`, `ether type` or `meta protocol` against a set of several: nft keeps the set's last
+      // element as the network protocol (`meta nfproto { ipv4, ipv6 } ip saddr 1.2.3.4` conflicts)
+      if (const auto* set = m->right->get<set_expr>(); set != nullptr && set->elements.size() >= 2 &&
+                                                       m->op != relational_op::neq && c.network_set_at == nullptr) {
+        const auto* mk = m->left->get<meta_expr>();
+        const auto* pk = m->left->get<payload_expr>();
+        if ((mk != nullptr && (mk->key == meta_key::nfproto || mk->key == meta_key::protocol)) ||
+            (pk != nullptr && (pk->protocol == header::ether || pk->protocol == header::vlan) &&
+             pk->field == header_field::type && pk->inner == tunnel::none)) {
+          c.network_set_at = m->right;
+          // (a VLAN tag in the set is a link-layer protocol: the network protocol is the last other element)
+          const std::span<const element> els = set->elements;
+          for (auto it = els.rbegin(); it != els.rend(); ++it) {
+            const expr* k = it->key;
+            if (k == nullptr) break;
+            if (pk != nullptr && (k->is<symbol_expr>() || k->is<integer_expr>()) && vlan_ether_type(*k)) continue;
+            c.network_set_last = network_value(*k);
+            break;
+          }
+        }
+      }
       if (c.implied == nfproto::none)
         if (const auto* mk = m->left->get<meta_expr>(); mk != nullptr && mk->key == meta_key::protocol &&
                                                         m->op != relational_op::neq)
@@ -784,9 +835,17 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         const bool known = n && std::any_of(std::begin(transport_headers), std::end(transport_headers),
                                             [&](header h) { return transport_number(h) == *n; });
         if ((meta && n) || (field && known)) c.l4 = n;
-        if (const auto* set = m->right->get<set_expr>();
-            (meta || field) && set != nullptr && set->elements.size() >= 2 && c.l4_set_at == nullptr)
-          c.l4_set_at = m->right;
+        // a set of several protocols; one whose elements all name one protocol (`{ tcp, 6 }`) nft merges into
+        // that protocol
+        if (const auto* set = m->right->get<set_expr>(); (meta || field) && set != nullptr && c.l4_set_at == nullptr) {
+          if (const auto one = single_protocol(*set)) {
+            const bool known_one = std::any_of(std::begin(transport_headers), std::end(transport_headers),
+                                               [&](header h) { return transport_number(h) == *one; });
+            if (meta || known_one) c.l4 = one;
+          } else if (set->elements.size() >= 2) {
+            c.l4_set_at = m->right;
+          }
+        }
       }
       // `meta nfproto ipv4` or its number (NFPROTO_IPV4 is 2, NFPROTO_IPV6 10)
       if (const auto* key = m->left->get<meta_expr>();
@@ -866,7 +925,8 @@ void check_all(family table_family, std::span<const stmt> stmts) {
   };
   // the table's family is the network protocol, unless an `ether type` match for the other came first
   const auto switched_before = [&](const expr* at, nfproto to) {
-    return c.ether == to && c.ether_type_at != nullptr && c.ether_type_at->where.offset < at->where.offset;
+    return (c.ether == to && c.ether_type_at != nullptr && c.ether_type_at->where.offset < at->where.offset) ||
+           (c.network_set_last == to && c.network_set_at != nullptr && c.network_set_at->where.offset < at->where.offset);
   };
   if (table_family == family::ip && c.ip6_at && !switched_before(c.ip6_at, nfproto::ip6))
     conflict(c.ip6_at, "an ip6 header in a table of family ip (nft: \"conflicting protocols specified: ip vs. ip6\")");
@@ -910,6 +970,15 @@ void check_all(family table_family, std::span<const stmt> stmts) {
   const auto after_nfproto = [&](const expr* at) {
     return at != nullptr && c.nfproto_value_at != nullptr && at->where.offset > c.nfproto_value_at->where.offset;
   };
+  const auto after_set = [&](const expr* at) {
+    return at != nullptr && c.network_set_at != nullptr && at->where.offset > c.network_set_at->where.offset;
+  };
+  if (after_set(c.ip_at) && c.network_set_last != nfproto::ip)
+    conflict(c.ip_at, "an ip header after a match on a set of network protocols whose last is not ip (nft keeps the "
+                      "last: \"conflicting protocols specified\")");
+  if (after_set(c.ip6_at) && c.network_set_last != nfproto::ip6)
+    conflict(c.ip6_at, "an ip6 header after a match on a set of network protocols whose last is not ip6 (nft keeps "
+                       "the last: \"conflicting protocols specified\")");
   if (c.nfproto_value == nfproto::ip6 && after_nfproto(c.ip_at))
     conflict(c.ip_at, "an ip header after meta nfproto ipv6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
   if (c.nfproto_value == nfproto::ip && after_nfproto(c.ip6_at))
