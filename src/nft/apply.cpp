@@ -125,9 +125,6 @@ void build_index(const ruleset_table& t, table_index& ix) {
 // ---------------------------------------------------------------------------------------------------
 // Walking the references of a rule
 
-/// Calls `chain_ref(name, span)` for every jump/goto target, `set_ref(name, span)` for every `@set`,
-/// `flowtable_ref(name, span)` for `flow add @ft`, and `object_ref(type, name, span)` for named objects
-/// used by rules.
 /// The object type a mangle statement's target names by its value: `ct helper set "NAME"` (and ct timeout, ct
 /// expectation), `meta secmark set "NAME"`. Nothing for any other target.
 std::optional<object_type> object_set_by(const expr& target) noexcept {
@@ -140,6 +137,9 @@ std::optional<object_type> object_set_by(const expr& target) noexcept {
   return std::nullopt;
 }
 
+/// Calls `chain_ref(name, span)` for every jump/goto target, `set_ref(name, span)` for every `@set`,
+/// `flowtable_ref(name, span)` for `flow add @ft`, and `object_ref(type, name, span)` for named objects
+/// used by rules.
 template <class Visitor>
 struct ref_walker {
   Visitor& v;

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The words of nft's vocabularies (value → word), and priority resolution.
+// The words of nft's vocabularies (value → word), priority resolution, and the kernel's and nft's limits on
+// limits, quotas and ct objects.
 
-#include <cstdint>
 #include <nflens/nft.hpp>
 
 #include "nft/vocabulary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
 
 namespace nflens::nft {
 
@@ -325,6 +331,29 @@ std::optional<std::string_view> limit_refusal(const limit_stmt& l) noexcept {
     return overflow;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> ct_helper_name_problem(std::string_view type) {
+  if (type.size() <= 15) return std::nullopt;
+  return fmt::format("the helper name '{}' is {} bytes; at most 15 (nft: \"invalid name '{}', max length is 16\")", type,
+                     type.size(), type);
+}
+std::optional<std::string> ct_timeout_state_problem(std::string_view protocol, std::string_view state) {
+  static constexpr std::string_view tcp[] = {"syn_sent",  "syn_recv", "established", "fin_wait", "close_wait", "last_ack",
+                                             "time_wait", "close",    "syn_sent2",   "retrans",  "unack"};
+  static constexpr std::string_view udp[] = {"unreplied", "replied"};
+  const std::span<const std::string_view> names = protocol == "tcp"   ? std::span(tcp)
+                                                  : protocol == "udp" ? std::span(udp)
+                                                                      : std::span<const std::string_view>();
+  if (std::find(names.begin(), names.end(), state) != names.end()) return std::nullopt;
+  return fmt::format("`{}` is no {} state of a ct timeout policy (nft: \"invalid state for this protocol\")", state,
+                     protocol);
+}
+std::optional<std::string> ct_expectation_problem(const ct_expectation_object& x, std::string_view name) {
+  if (!x.protocol.empty() && x.dport != 0 && x.timeout_ms != 0 && x.size != 0) return std::nullopt;
+  return fmt::format("ct expectation object '{}' needs a protocol, and a dport, a timeout and a size that are not 0 "
+                     "(nft: \"missing options\")",
+                     name);
 }
 
 bool priority_name_fits(priority_name n, family f, hook h, bool old) noexcept {

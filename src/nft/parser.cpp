@@ -3580,35 +3580,28 @@ template <>
 struct action<g::quota_block> : object_block_action {};
 template <>
 struct action<g::limit_block> : object_block_action {};
-// A ct helper needs its type and protocol (nft: refused without), a ct timeout its protocol (the
-// kernel: "Operation not supported") and a policy of that protocol's states; checked against nft 1.0.6.
+// A ct helper needs its type and protocol (nft: refused without) and a name the kernel takes, a ct timeout its
+// protocol (the kernel: "Operation not supported") and a policy of that protocol's states, an expectation all
+// of its settings; checked against nft 1.0.6.
 template <class In>
 void require_ct_config(const In& in, const state& st) {
   if (const auto* h = std::get_if<ct_helper_object>(&st.cur_object.body); h != nullptr && (h->type.empty() || h->protocol.empty()))
     st.fail(in, error_code::missing_argument,
             fmt::format("ct helper object '{}' needs a type and a protocol", st.obj_name));
-  // the kernel's helper names are 16 bytes with their NUL
-  if (const auto* h = std::get_if<ct_helper_object>(&st.cur_object.body); h != nullptr && h->type.size() > 15)
-    st.fail(h->type.data(), h->type.size(), error_code::number_out_of_range,
-            fmt::format("the helper name '{}' is {} bytes; at most 15 (nft: \"invalid name '{}', max length is 16\")",
-                        h->type, h->type.size(), h->type));
-  // an expectation needs all four settings, none 0 (nft: "missing options"); its size is a byte
-  if (const auto* x = std::get_if<ct_expectation_object>(&st.cur_object.body);
-      x != nullptr && (x->protocol.empty() || x->dport == 0 || x->timeout_ms == 0 || x->size == 0))
-    st.fail(in, error_code::missing_argument,
-            fmt::format("ct expectation object '{}' needs a protocol, and a dport, a timeout and a size that are not 0 "
-                        "(nft: \"missing options\")",
-                        st.obj_name));
+  if (const auto* h = std::get_if<ct_helper_object>(&st.cur_object.body))
+    if (auto why = vocab::ct_helper_name_problem(h->type))
+      st.fail(h->type.data(), h->type.size(), error_code::number_out_of_range, std::move(*why));
+  if (const auto* x = std::get_if<ct_expectation_object>(&st.cur_object.body))
+    if (auto why = vocab::ct_expectation_problem(*x, st.obj_name)) st.fail(in, error_code::missing_argument, std::move(*why));
   const auto* t = std::get_if<ct_timeout_object>(&st.cur_object.body);
   if (t == nullptr) return;
   if (t->protocol.empty())
     st.fail(in, error_code::missing_argument, fmt::format("ct timeout object '{}' needs a protocol", st.obj_name));
   // the policy's states are those of the protocol, whichever of the two is written first
-  for (const auto& s : t->policy)
-    if (vocab::ct_object_protocol(t->protocol) && !vocab::ct_timeout_state(t->protocol, s.state))
-      st.fail(s.state.data(), s.state.size(), error_code::invalid_value,
-              fmt::format("`{}` is no {} state of a ct timeout policy (nft: \"invalid state for this protocol\")",
-                          s.state, t->protocol));
+  if (vocab::ct_object_protocol(t->protocol))
+    for (const auto& s : t->policy)
+      if (auto why = vocab::ct_timeout_state_problem(t->protocol, s.state))
+        st.fail(s.state.data(), s.state.size(), error_code::invalid_value, std::move(*why));
 }
 struct ct_object_block_action {
   template <class In>

@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <ctime>
-#include <array>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -618,13 +618,14 @@ nfproto ether_type_family(const match_stmt& m) noexcept {
   return nfproto::none;
 }
 
-/// The network protocol a value of `meta nfproto` (`ipv4`, 2), `ether type` or `meta protocol` (`ip`, 0x0800)
-/// names; none for another protocol or a value that is no constant.
-nfproto network_value(const expr& v) noexcept {
+/// The network protocol a value names: of `meta nfproto` (`nfproto_key`: `ipv4`, 2, `ipv6`, 10), or of an ether
+/// type (`ether type`, `vlan type`, `meta protocol`: `ip`, 0x0800, `ip6`, 0x86dd); none for another protocol or a
+/// value that is no constant.
+nfproto network_value(const expr& v, bool nfproto_key) noexcept {
   if (const auto* sy = v.get<symbol_expr>())
-    return sy->name == "ip" || sy->name == "ipv4" ? nfproto::ip : sy->name == "ip6" || sy->name == "ipv6" ? nfproto::ip6 : nfproto::none;
+    return sy->name == (nfproto_key ? "ipv4" : "ip") ? nfproto::ip : sy->name == (nfproto_key ? "ipv6" : "ip6") ? nfproto::ip6 : nfproto::none;
   if (const auto* i = v.get<integer_expr>())
-    return i->value == 0x0800 || i->value == 2 ? nfproto::ip : i->value == 0x86dd || i->value == 10 ? nfproto::ip6 : nfproto::none;
+    return i->value == (nfproto_key ? 2u : 0x0800u) ? nfproto::ip : i->value == (nfproto_key ? 10u : 0x86ddu) ? nfproto::ip6 : nfproto::none;
   return nfproto::none;
 }
 
@@ -707,11 +708,18 @@ void check_anonymous_maps(const stmt& s) {
   const auto top = [](const expr* e) {
     if (const auto* m = e != nullptr ? e->get<map_expr>() : nullptr) check_anonymous_map(m->key(), m->mapping());
   };
-  if (const auto* v = s.get<verdict_map_stmt>()) check_anonymous_map(v->key, v->mapping);
-  else if (const auto* g = s.get<mangle_stmt>()) top(g->value);
-  else if (const auto* n = s.get<nat_stmt>()) top(n->address), top(n->port);
-  else if (const auto* q = s.get<queue_stmt>()) top(q->number);
-  else if (const auto* o = s.get<objref_stmt>()) top(o->name);
+  if (const auto* v = s.get<verdict_map_stmt>()) {
+    check_anonymous_map(v->key, v->mapping);
+  } else if (const auto* g = s.get<mangle_stmt>()) {
+    top(g->value);
+  } else if (const auto* n = s.get<nat_stmt>()) {
+    top(n->address);
+    top(n->port);
+  } else if (const auto* q = s.get<queue_stmt>()) {
+    top(q->number);
+  } else if (const auto* o = s.get<objref_stmt>()) {
+    top(o->name);
+  }
 }
 
 void check_all(family table_family, std::span<const stmt> stmts) {
@@ -799,7 +807,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
             const expr* k = it->key;
             if (k == nullptr) break;
             if (pk != nullptr && (k->is<symbol_expr>() || k->is<integer_expr>()) && vlan_ether_type(*k)) continue;
-            c.network_set_last = network_value(*k);
+            c.network_set_last = network_value(*k, mk != nullptr && mk->key == meta_key::nfproto);
             break;
           }
         }
@@ -849,8 +857,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       }
       // `meta nfproto ipv4` or its number (NFPROTO_IPV4 is 2, NFPROTO_IPV6 10)
       if (const auto* key = m->left->get<meta_expr>();
-          key != nullptr && key->key == meta_key::nfproto && m->op != relational_op::neq)
-      {
+          key != nullptr && key->key == meta_key::nfproto && m->op != relational_op::neq) {
         std::optional<std::uint64_t> v;
         if (const auto* n = m->right->get<integer_expr>()) v = n->value;
         if (const auto* w = m->right->get<symbol_expr>()) v = types::symbol_value(w->name, datatype::nf_proto);
@@ -966,10 +973,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                                             v6_later ? "ip6" : "ip", v6_later ? "IPv4 option" : "IPv6 extension header",
                                             v6_later ? "ip" : "ip6", v6_later ? "ip6" : "ip"));
   }
-  // `meta nfproto ipv6` and then an ip header (the other way round nft takes it)
-  const auto after_nfproto = [&](const expr* at) {
-    return at != nullptr && c.nfproto_value_at != nullptr && at->where.offset > c.nfproto_value_at->where.offset;
-  };
+  // an ip or ip6 header after a match on a set of network protocols whose last is the other
   const auto after_set = [&](const expr* at) {
     return at != nullptr && c.network_set_at != nullptr && at->where.offset > c.network_set_at->where.offset;
   };
@@ -979,6 +983,10 @@ void check_all(family table_family, std::span<const stmt> stmts) {
   if (after_set(c.ip6_at) && c.network_set_last != nfproto::ip6)
     conflict(c.ip6_at, "an ip6 header after a match on a set of network protocols whose last is not ip6 (nft keeps "
                        "the last: \"conflicting protocols specified\")");
+  // `meta nfproto ipv6` and then an ip header (the other way round nft takes it)
+  const auto after_nfproto = [&](const expr* at) {
+    return at != nullptr && c.nfproto_value_at != nullptr && at->where.offset > c.nfproto_value_at->where.offset;
+  };
   if (c.nfproto_value == nfproto::ip6 && after_nfproto(c.ip_at))
     conflict(c.ip_at, "an ip header after meta nfproto ipv6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
   if (c.nfproto_value == nfproto::ip && after_nfproto(c.ip6_at))

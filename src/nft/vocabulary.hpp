@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace nflens::nft::vocab {
@@ -39,17 +40,15 @@ namespace nflens::nft::vocab {
 /// The protocol of a ct helper, ct timeout or ct expectation object: nft's grammar takes `tcp` and `udp`
 /// only (`ct_l4protoname`: "expecting udp or tcp"), and its JSON parser only those strings.
 [[nodiscard]] constexpr bool ct_object_protocol(std::string_view p) noexcept { return p == "tcp" || p == "udp"; }
-/// Whether `state` names a timeout of `protocol` in a ct timeout policy (ct.c's state names, as the kernel's
-/// cttimeout attributes: eleven for tcp, two for udp; lower case). nft: "invalid state for this protocol".
-[[nodiscard]] constexpr bool ct_timeout_state(std::string_view protocol, std::string_view state) noexcept {
-  constexpr std::string_view tcp[] = {"syn_sent", "syn_recv",  "established", "fin_wait", "close_wait", "last_ack",
-                                      "time_wait", "close",    "syn_sent2",   "retrans",  "unack"};
-  constexpr std::string_view udp[] = {"unreplied", "replied"};
-  const std::span<const std::string_view> names = protocol == "tcp" ? std::span(tcp) : protocol == "udp" ? std::span(udp) : std::span<const std::string_view>();
-  for (const auto n : names)
-    if (n == state) return true;
-  return false;
-}
+/// What nft refuses in the settings of ct objects, in a message that quotes nft; nothing when it takes them. The
+/// text parser and the JSON reader share them.
+/// - a helper name (`type "ftp"`) of 16 bytes or more: the kernel's names are 16 bytes with their NUL;
+[[nodiscard]] std::optional<std::string> ct_helper_name_problem(std::string_view type);
+/// - a ct timeout policy's state that is not `protocol`'s (ct.c's names of the kernel's cttimeout attributes:
+///   eleven for tcp, two for udp; lower case);
+[[nodiscard]] std::optional<std::string> ct_timeout_state_problem(std::string_view protocol, std::string_view state);
+/// - an expectation without a dport, a timeout or a size, or with one of them 0 ("missing options").
+[[nodiscard]] std::optional<std::string> ct_expectation_problem(const ct_expectation_object& x, std::string_view name);
 
 template <class E>
 struct word {

@@ -1745,10 +1745,7 @@ object reader::object_of(const jnode& v, object_type type) {
     case object_type::ct_helper: {
       ct_helper_object h;
       h.type = need_string(v, "type", "ct helper");
-      if (h.type.size() > 15)  // the kernel's helper names are 16 bytes with their NUL
-        fail(*opt(v, "type"), error_code::number_out_of_range,
-             fmt::format("the helper name '{}' is {} bytes; at most 15 (nft: \"invalid name '{}', max length is 16\")",
-                         h.type, h.type.size(), h.type));
+      if (auto why = vocab::ct_helper_name_problem(h.type)) fail(*opt(v, "type"), error_code::number_out_of_range, *why);
       h.protocol = protocol();
       h.l3proto = l3();
       o.body = h;
@@ -1763,10 +1760,8 @@ object reader::object_of(const jnode& v, object_type type) {
         const auto kids = d_->kids(*p);
         for (std::size_t i = 0; i + 1 < kids.size(); i += 2) {
           const std::string_view state = text(node(kids[i]));
-          if (!vocab::ct_timeout_state(t.protocol, state))
-            fail(node(kids[i]), error_code::invalid_value,
-                 fmt::format("`{}` is no {} state of a ct timeout policy (nft: \"invalid state for this protocol\")",
-                             state, t.protocol));
+          if (auto why = vocab::ct_timeout_state_problem(t.protocol, state))
+            fail(node(kids[i]), error_code::invalid_value, *why);
           states.push_back({state, number_of(node(kids[i + 1]), "timeout", UINT64_MAX / 1000) * 1000});
         }
       }
@@ -1781,11 +1776,7 @@ object reader::object_of(const jnode& v, object_type type) {
       x.dport = static_cast<std::uint16_t>(opt_number(v, "dport", 0, UINT16_MAX));
       x.timeout_ms = opt_number(v, "timeout", 0);
       x.size = static_cast<std::uint32_t>(opt_number(v, "size", 0, 255));
-      if (x.dport == 0 || x.timeout_ms == 0 || x.size == 0)
-        fail(v, error_code::missing_argument,
-             fmt::format("ct expectation object '{}' needs a dport, a timeout and a size that are not 0 (nft: \"missing "
-                         "options\")",
-                         o.name));
+      if (auto why = vocab::ct_expectation_problem(x, o.name)) fail(v, error_code::missing_argument, *why);
       o.body = x;
       break;
     }
