@@ -608,16 +608,6 @@ const address_expr* first_address(const expr& e) noexcept {
   return nullptr;
 }
 
-/// `ether type ip|ip6` (or 0x0800 / 0x86dd): the network protocol it tells, none otherwise.
-nfproto ether_type_family(const match_stmt& m) noexcept {
-  const auto* p = m.left->get<payload_expr>();
-  if (p == nullptr || p->protocol != header::ether || p->field != header_field::type || m.op == relational_op::neq)
-    return nfproto::none;
-  if (const auto* sy = m.right->get<symbol_expr>()) return sy->name == "ip" ? nfproto::ip : sy->name == "ip6" ? nfproto::ip6 : nfproto::none;
-  if (const auto* i = m.right->get<integer_expr>()) return i->value == 0x0800 ? nfproto::ip : i->value == 0x86dd ? nfproto::ip6 : nfproto::none;
-  return nfproto::none;
-}
-
 /// The network protocol a value names: of `meta nfproto` (`nfproto_key`: `ipv4`, 2, `ipv6`, 10), or of an ether
 /// type (`ether type`, `vlan type`, `meta protocol`: `ip`, 0x0800, `ip6`, 0x86dd); none for another protocol or a
 /// value that is no constant.
@@ -627,6 +617,14 @@ nfproto network_value(const expr& v, bool nfproto_key) noexcept {
   if (const auto* i = v.get<integer_expr>())
     return i->value == (nfproto_key ? 2u : 0x0800u) ? nfproto::ip : i->value == (nfproto_key ? 10u : 0x86ddu) ? nfproto::ip6 : nfproto::none;
   return nfproto::none;
+}
+
+/// `ether type ip|ip6` (or 0x0800 / 0x86dd): the network protocol it tells, none otherwise.
+nfproto ether_type_family(const match_stmt& m) noexcept {
+  const auto* p = m.left->get<payload_expr>();
+  if (p == nullptr || p->protocol != header::ether || p->field != header_field::type || m.op == relational_op::neq)
+    return nfproto::none;
+  return network_value(*m.right, false);
 }
 
 /// Whether an `ether type` value is a VLAN tag's (802.1Q or 802.1ad), which a vlan header follows.
