@@ -138,8 +138,10 @@ std::optional<object_type> object_set_by(const expr& target) noexcept {
 }
 
 /// Calls `chain_ref(name, span)` for every jump/goto target, `set_ref(name, span)` for every `@set`,
-/// `flowtable_ref(name, span)` for `flow add @ft`, and `object_ref(type, name, span)` for named objects
-/// used by rules.
+/// `lookup(key, ref, added)` (where the visitor has it) for every key looked up in a named set or map
+/// (`ip saddr @s`, `vmap @m`, `map @m`) or, `added`, given to it by a set statement (`add @s { ... }`),
+/// after `set_ref` for it; `flowtable_ref(name, span)` for `flow add @ft`, and
+/// `object_ref(type, name, span)` for named objects used by rules.
 template <class Visitor>
 struct ref_walker {
   Visitor& v;
@@ -168,10 +170,15 @@ struct ref_walker {
           } else if constexpr (std::is_same_v<T, map_expr>) {
             ex(x.key());
             ex(x.mapping());
+            lookup(x.key(), x.mapping());
           } else if constexpr (std::is_same_v<T, hash_expr>)
             ex(x.spec->key);
         },
         e->value);
+  }
+  void lookup(const expr* key, const expr* ref, bool added = false) {
+    if constexpr (requires { v.lookup(*key, *ref, added); })
+      if (key != nullptr && ref != nullptr && ref->is<set_ref_expr>()) v.lookup(*key, *ref, added);
   }
   void element(const nft::element& el) {
     ex(el.key);
@@ -186,6 +193,7 @@ struct ref_walker {
           if constexpr (std::is_same_v<T, match_stmt>) {
             ex(x.left);
             ex(x.right);
+            lookup(x.left, x.right);
           } else if constexpr (std::is_same_v<T, verdict_stmt>) {
             if (x.kind == verdict::jump || x.kind == verdict::goto_) v.chain_ref(x.chain, s.where);
           } else if constexpr (std::is_same_v<T, anonymous_chain_stmt>) {
@@ -195,6 +203,7 @@ struct ref_walker {
           } else if constexpr (std::is_same_v<T, verdict_map_stmt>) {
             ex(x.key);
             ex(x.mapping);
+            lookup(x.key, x.mapping);
           } else if constexpr (std::is_same_v<T, mangle_stmt>) {
             ex(x.target);
             ex(x.value);
@@ -215,7 +224,10 @@ struct ref_walker {
           } else if constexpr (std::is_same_v<T, set_stmt>) {
             ex(x.set_ref);
             if (const auto* r = x.set_ref->template get<set_ref_expr>()) v.dynset_ref(r->name, s.where);
-            if (x.elem != nullptr) element(*x.elem);
+            if (x.elem != nullptr) {
+              element(*x.elem);
+              lookup(x.elem->key, x.set_ref, true);
+            }
           } else if constexpr (std::is_same_v<T, meter_stmt>) {
             if (x.elem() != nullptr) element(*x.elem());
           } else if constexpr (std::is_same_v<T, flow_offload_stmt>)
@@ -641,6 +653,26 @@ class applier {
         if (a.index_[ti].objects.find(object_key{type, n}) == a.index_[ti].objects.end())
           missing(error_code::object_not_found,
                   fmt::format("{} {} does not exist (No such file or directory)", name(type), n), where);
+      }
+      // nft's evaluation compares the key's datatype with the set's (evaluate.c: "datatype mismatch"). A set
+      // statement is checked as a statement's argument: a header field of integer type passes where its width
+      // is the set type's (`add @ports { ip length }`), which nflens does not model, so it passes them all.
+      void lookup(const expr& key, const expr& ref, bool added) {
+        const std::string_view n = ref.get<set_ref_expr>()->name;
+        const auto si = a.lookup(a.index_[ti].sets, n);
+        if (!ok || !si) return;  // a missing set was reported by set_ref
+        const ruleset_table& t = a.rs_.tables[ti];
+        const ruleset_set& s = t.sets[*si];
+        const types::value_type has = types::key_type(key, t.fam);
+        const types::value_type holds = types::declared_type(s.key);
+        if (added && !has.is_concat() && (has.base == types::dtype::integer || has.base == types::dtype::xinteger)) return;
+        if (!types::mismatched(has, holds)) return;
+        ok = false;
+        a.fail(error_code::invalid_value,
+               fmt::format("`{}` is {}, but {} {} holds {} (nft: \"datatype mismatch\")",
+                           r.file != nullptr ? r.file->text(key.where) : std::string_view("the key"),
+                           types::spelling(has), s.is_map ? "map" : "set", n, types::spelling(holds)),
+               r.file, ref.where);
       }
     } visitor{*this, ti, r};
     walk_rule(r, visitor);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 
 namespace nflens::nft::types {
@@ -257,6 +258,53 @@ value_type declared_type(const set_type& t) noexcept {
     v.parts[v.count++] = parse_datatype(n).value_or(dtype::invalid);
   }
   return v;
+}
+
+namespace {
+/// nft's datatype behind one of nflens's (nflens tells apart integers that nft prints in other bases).
+dtype identity(dtype t) noexcept { return t == dtype::xinteger || t == dtype::mptcp_subtype ? dtype::integer : t; }
+bool known(const value_type& t) noexcept {
+  if (!t.is_concat()) return t.base != dtype::invalid;
+  return std::none_of(t.parts.begin(), t.parts.begin() + t.count, [](dtype p) { return p == dtype::invalid; });
+}
+}  // namespace
+
+value_type key_type(const expr& key, family f) noexcept {
+  if (const auto* b = key.get<binop_expr>()) return b->left() != nullptr ? key_type(*b->left(), f) : value_type{};
+  if (const auto* c = key.get<concat_expr>()) {
+    value_type out;
+    for (const auto& item : c->items) {
+      if (out.count == out.parts.size()) break;
+      const value_type t = key_type(item, f);
+      for (std::size_t i = 0; i < std::max<std::size_t>(t.count, 1) && out.count < out.parts.size(); ++i)
+        out.parts[out.count++] = t.part(i).base;
+    }
+    return out;
+  }
+  const bool selector = key.is<payload_expr>() || key.is<meta_expr>() || key.is<ct_expr>() || key.is<fib_expr>() ||
+                        key.is<rt_expr>() || key.is<socket_expr>() || key.is<osf_expr>() || key.is<ipsec_expr>() ||
+                        key.is<numgen_expr>() || key.is<hash_expr>() || key.is<tunnel_expr>();
+  return selector ? type_of(key, f) : value_type{};
+}
+
+bool mismatched(const value_type& key, const value_type& elements) noexcept {
+  if (key.count != elements.count) return known(key) && known(elements);
+  for (std::size_t i = 0; i < std::max<std::size_t>(key.count, 1); ++i) {
+    const dtype a = key.part(i).base;
+    const dtype b = elements.part(i).base;
+    if (a != dtype::invalid && b != dtype::invalid && identity(a) != identity(b)) return true;
+  }
+  return false;
+}
+
+std::string spelling(const value_type& t) {
+  std::string out;
+  for (std::size_t i = 0; i < std::max<std::size_t>(t.count, 1); ++i) {
+    if (i > 0) out += " . ";
+    const std::string_view n = name(t.part(i).base);
+    out += n.empty() ? std::string_view("?") : n;
+  }
+  return out;
 }
 
 bool is_string_type(dtype t) noexcept { return t == dtype::string || t == dtype::ifname || t == dtype::cgroupsv2; }

@@ -39,6 +39,18 @@ struct value_type {
 /// The type a set's `type` clause or `typeof` expression declares.
 [[nodiscard]] value_type declared_type(const set_type& t) noexcept;
 
+/// The datatype nft's evaluation gives a key that looks up a named set or map (`ip saddr`, `meta mark &
+/// 0xff`, `ip daddr . tcp dport`): a selector's own, a binary operation's left operand's (a shift's too),
+/// a concatenation's parts. A constant has none (`invalid`): nft types it from the set.
+[[nodiscard]] value_type key_type(const expr& key, family f) noexcept;
+/// Whether a key of type `key` cannot look up elements of type `elements` in a named set or map: nft's
+/// `datatype_equal` on the whole type and on each part of a concatenation (evaluate.c, "datatype
+/// mismatch"). The integer types nft prints differently (`xinteger`, `mptcp_subtype`) are nft's one
+/// `integer`. False wherever a part is not known (`invalid`): nflens refuses only what it can tell.
+[[nodiscard]] bool mismatched(const value_type& key, const value_type& elements) noexcept;
+/// A type as a set declaration spells it: `ipv4_addr . inet_service`; `?` for a part not known.
+[[nodiscard]] std::string spelling(const value_type& t);
+
 /// Whether values of this type are strings (interface names, helper names): printed quoted.
 [[nodiscard]] bool is_string_type(dtype t) noexcept;
 /// Whether this type is a bitmask of flags (`tcp flags`, `ct state`, ...): a value with several bits

@@ -332,6 +332,13 @@ std::optional<std::string_view> limit_refusal(const limit_stmt& l) noexcept {
   }
   return std::nullopt;
 }
+std::optional<std::string_view> quota_refusal(const quota_stmt& q) noexcept {
+  if (q.bytes > std::uint64_t{INT64_MAX})
+    return "a quota over 9223372036854775807 bytes is refused by the kernel (nft_quota_do_init: EOVERFLOW)";
+  if (q.used > q.bytes)
+    return "a quota that has used more than its bytes is refused by the kernel (nft_quota_do_init: EINVAL)";
+  return std::nullopt;
+}
 
 std::optional<std::string> ct_helper_name_problem(std::string_view type) {
   if (type.size() <= 15) return std::nullopt;

@@ -29,13 +29,7 @@ namespace nflens::nft::vocab {
 [[nodiscard]] std::optional<std::string_view> limit_refusal(const limit_stmt& l) noexcept;
 /// Why the kernel refuses quota `q` (net/netfilter/nft_quota.c nft_quota_do_init), or nothing: a quota past
 /// 2^63 - 1 bytes (EOVERFLOW), or more bytes used than the quota (EINVAL).
-[[nodiscard]] constexpr std::optional<std::string_view> quota_refusal(const quota_stmt& q) noexcept {
-  if (q.bytes > std::uint64_t{INT64_MAX})
-    return "a quota over 9223372036854775807 bytes is refused by the kernel (nft_quota_do_init: EOVERFLOW)";
-  if (q.used > q.bytes)
-    return "a quota that has used more than its bytes is refused by the kernel (nft_quota_do_init: EINVAL)";
-  return std::nullopt;
-}
+[[nodiscard]] std::optional<std::string_view> quota_refusal(const quota_stmt& q) noexcept;
 
 /// The protocol of a ct helper, ct timeout or ct expectation object: nft's grammar takes `tcp` and `udp`
 /// only (`ct_l4protoname`: "expecting udp or tcp"), and its JSON parser only those strings.
