@@ -664,7 +664,8 @@ class applier {
         const ruleset_table& t = a.rs_.tables[ti];
         const ruleset_set& s = t.sets[*si];
         const types::value_type has = types::key_type(key, t.fam);
-        const types::value_type holds = types::declared_type(s.key);
+        const types::value_type holds =
+            s.key.typeof_expr != nullptr ? types::key_type(*s.key.typeof_expr, t.fam) : types::declared_type(s.key);
         if (added && !has.is_concat() && (has.base == types::dtype::integer || has.base == types::dtype::xinteger)) return;
         if (!types::mismatched(has, holds)) return;
         ok = false;

@@ -263,10 +263,6 @@ value_type declared_type(const set_type& t) noexcept {
 namespace {
 /// nft's datatype behind one of nflens's (nflens tells apart integers that nft prints in other bases).
 dtype identity(dtype t) noexcept { return t == dtype::xinteger || t == dtype::mptcp_subtype ? dtype::integer : t; }
-bool known(const value_type& t) noexcept {
-  if (!t.is_concat()) return t.base != dtype::invalid;
-  return std::none_of(t.parts.begin(), t.parts.begin() + t.count, [](dtype p) { return p == dtype::invalid; });
-}
 }  // namespace
 
 value_type key_type(const expr& key, family f) noexcept {
@@ -284,11 +280,13 @@ value_type key_type(const expr& key, family f) noexcept {
   const bool selector = key.is<payload_expr>() || key.is<meta_expr>() || key.is<ct_expr>() || key.is<fib_expr>() ||
                         key.is<rt_expr>() || key.is<socket_expr>() || key.is<osf_expr>() || key.is<ipsec_expr>() ||
                         key.is<numgen_expr>() || key.is<hash_expr>() || key.is<tunnel_expr>();
+  // a raw payload nft may read as the header field at its place (`@th,16,16` is `th dport`)
+  if (const auto* p = key.get<payload_expr>(); p != nullptr && p->protocol == header::raw) return {};
   return selector ? type_of(key, f) : value_type{};
 }
 
 bool mismatched(const value_type& key, const value_type& elements) noexcept {
-  if (key.count != elements.count) return known(key) && known(elements);
+  if (key.count != elements.count) return true;  // parts, each known or not, are counted alike
   for (std::size_t i = 0; i < std::max<std::size_t>(key.count, 1); ++i) {
     const dtype a = key.part(i).base;
     const dtype b = elements.part(i).base;

@@ -41,12 +41,14 @@ struct value_type {
 
 /// The datatype nft's evaluation gives a key that looks up a named set or map (`ip saddr`, `meta mark &
 /// 0xff`, `ip daddr . tcp dport`): a selector's own, a binary operation's left operand's (a shift's too),
-/// a concatenation's parts. A constant has none (`invalid`): nft types it from the set.
+/// a concatenation's parts. A constant has none (`invalid`): nft types it from the set; nor has a raw
+/// payload, which nft may read as the header field at its offset. Also the type of a `typeof` set.
 [[nodiscard]] value_type key_type(const expr& key, family f) noexcept;
 /// Whether a key of type `key` cannot look up elements of type `elements` in a named set or map: nft's
 /// `datatype_equal` on the whole type and on each part of a concatenation (evaluate.c, "datatype
 /// mismatch"). The integer types nft prints differently (`xinteger`, `mptcp_subtype`) are nft's one
-/// `integer`. False wherever a part is not known (`invalid`): nflens refuses only what it can tell.
+/// `integer`. Concatenations of different lengths mismatch; otherwise a part that is not known (`invalid`)
+/// matches any: nflens refuses only what it can tell.
 [[nodiscard]] bool mismatched(const value_type& key, const value_type& elements) noexcept;
 /// A type as a set declaration spells it: `ipv4_addr . inet_service`; `?` for a part not known.
 [[nodiscard]] std::string spelling(const value_type& t);
