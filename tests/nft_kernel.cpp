@@ -498,6 +498,10 @@ TEST_SUITE("kernel") {
              chain("inet", "meta nfproto { ipv4, ipv6 } ip saddr 1.2.3.4"), chain("bridge", "ether type { ip, arp } ip saddr 1.2.3.4"),
              chain("ip", "meta l4proto { udp, 17, tcp } tcp dport 22"), chain("ip", "ether type { ip6, arp } exthdr hbh exists"),
              chain("ip6", "exthdr hbh 256 accept"),
+             // `meta protocol` tells the network protocol in bridge and netdev tables, `ether type` in all
+             chain("bridge", "meta protocol ip ip6 saddr ::1"), chain("netdev", "meta protocol 0x86dd ip saddr 1.1.1.1"),
+             chain("inet", "ether type ip ip6 saddr ::1"), chain("ip", "ether type 0x86dd ip saddr 1.1.1.1"),
+             chain("ip", "ether type ip6 ct original saddr 1.2.3.4"), chain("inet", "meta protocol ip dnat to 1.2.3.4"),
              chain("inet", "rt ipsec 256 accept"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
@@ -589,6 +593,10 @@ TEST_SUITE("kernel") {
              chain("ip", "meta l4proto { tcp, 6, 6-6 } tcp dport 22 ip protocol { 0, 0 } tcp dport 22"),
              chain("ip", "ether type { ip, ip6 } ip6 saddr ::1"), chain("ip", "ether type { ip6, vlan } exthdr hbh exists"),
              chain("ip6", "ether type { ip6, ip } ip saddr 1.2.3.4"),
+             // in inet, ip and ip6 tables `meta protocol` tells nft nothing
+             chain("inet", "meta protocol ip6 reject with icmp port-unreachable"),
+             chain("inet", "meta protocol { ip, ip6 } ip saddr 1.1.1.1"), chain("ip6", "ether type ip ct original saddr 1.2.3.4"),
+             chain("bridge", "ip saddr 1.1.1.1 meta protocol ip6"),
              // a presence test loads a byte: 0 to 255
              chain("inet", "exthdr hbh 2 tcp option sack-perm 255 rt ipsec 2 accept"),
              chain("ip", "ip option rr 3 accept"),

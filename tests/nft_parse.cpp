@@ -528,6 +528,17 @@ TEST_SUITE("unit") {
         {"icmpv6 type echo-request dnat to 1.2.3.4", "inet", error_code::invalid_address, 36, "an IPv4 address where the NAT statement works on ip6"},
         {"tcp option maxseg size 1400 redirect to :80", "ip", error_code::invalid_value, 31, "transport protocol match"},
         {"sctp chunk init exists dnat to 1.2.3.4:80", "ip", error_code::invalid_value, 26, "transport protocol match"},
+        // `meta protocol` tells the network protocol in the bridge and netdev families; `ether type` everywhere:
+        // a header of the other one after it conflicts (nft: "conflicting protocols specified: ip vs. ip6")
+        {"meta protocol ip ip6 saddr ::1", "bridge", error_code::invalid_value, 20, "an ip6 header after a match on ip packets"},
+        {"meta protocol 0x86dd ip saddr 1.1.1.1", "netdev", error_code::invalid_value, 24, "an ip header after a match on ip6"},
+        {"ether type ip ip6 saddr ::1", "inet", error_code::invalid_value, 17, "an ip6 header after a match on ip packets"},
+        {"ether type 0x86dd ip saddr 1.1.1.1", "ip", error_code::invalid_value, 21, "an ip header after a match on ip6"},
+        {"meta protocol 34525 reject with icmp port-unreachable", "bridge", error_code::invalid_value, 23,
+         "reject with icmp for ip6 packets"},
+        {"meta protocol ip dnat to 1.2.3.4", "inet", error_code::invalid_address, 20, "needs `ip` or `ip6`"},
+        {"ether type ip6 ct original saddr 1.2.3.4", "ip", error_code::invalid_address, 36,
+         "an IPv4 address for a ct address after `ether type ip6`"},
         {"udp dport 53 tcp dport vmap { 22 : accept }", "ip", error_code::invalid_value, 16, "a header of tcp after a match on udp"},
         {"ip6 nexthdr vmap { tcp : drop }", "ip", error_code::invalid_value, 3, "an ip6 header in a table of family ip"},
         {"meta nfproto vmap { ipv4 : accept }", "ip", error_code::invalid_value, 3, "meta nfproto outside an inet table"},
@@ -642,7 +653,11 @@ TEST_SUITE("unit") {
                              "meta nfproto { ipv4, ipv6 } ip6 saddr ::1", "meta nfproto { ipv6, ipv4 } ip saddr 1.1.1.1",
                              // NFPROTO_IPV4 and NFPROTO_IPV6 as numbers; a presence test is a byte
                              "meta nfproto 2 rt nexthop 1.2.3.4", "meta nfproto 10 rt nexthop ::1",
-                             "exthdr hbh 2 tcp option sack-perm 255 accept", "ip option rr 3 tcp option sack-perm 255"}) {
+                             "exthdr hbh 2 tcp option sack-perm 255 accept", "ip option rr 3 tcp option sack-perm 255",
+                             // in inet, ip and ip6 tables `meta protocol` tells nft nothing (nflens refused the
+                             // first two and took a NAT address after `meta protocol ip`)
+                             "meta protocol ip6 reject with icmp port-unreachable", "meta protocol { ip, ip6 } ip saddr 1.1.1.1",
+                             "meta protocol ip ip6 saddr ::1"}) {
       one_rule r(text, "inet");
       CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
     }

@@ -309,6 +309,11 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
 struct rule_context {
   family table_family = family::ip;
   const expr* ether_type_at = nullptr;  // an `ether type` match for a protocol other than a VLAN's
+  // the first `ether type ip|ip6` match, or in the bridge and netdev families `meta protocol ip|ip6` (nft's
+  // meta protocol tells the network protocol only where the link layer is the base, meta.c): a header of
+  // the other network protocol after it conflicts
+  const expr* link_protocol_at = nullptr;
+  nfproto link_protocol = nfproto::none;
   bool several_families = false;  // the table's family holds packets of ip and ip6 (inet, bridge, netdev)
   // an earlier match may tell the network protocol (icmp, ether type, ct l3proto, ip options, ip6
   // extension headers, ...): the ct address check then stays silent rather than refuse what nft takes
@@ -724,6 +729,8 @@ void check_all(family table_family, std::span<const stmt> stmts) {
   rule_context c;
   c.table_family = table_family;
   c.several_families = table_family == family::inet || table_family == family::bridge || table_family == family::netdev;
+  // nft's `meta protocol` tells the network protocol where the link layer is the base (meta.c)
+  const bool link_base = table_family == family::bridge || table_family == family::netdev;
   for (std::size_t i = 0; i < stmts.size(); ++i) {
     const stmt& s = stmts[i];
     if (const auto* m = s.get<match_stmt>()) {
@@ -795,7 +802,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                                                        m->op != relational_op::neq && c.network_set_at == nullptr) {
         const auto* mk = m->left->get<meta_expr>();
         const auto* pk = m->left->get<payload_expr>();
-        if ((mk != nullptr && (mk->key == meta_key::nfproto || mk->key == meta_key::protocol)) ||
+        if ((mk != nullptr && (mk->key == meta_key::nfproto || (mk->key == meta_key::protocol && link_base))) ||
             (pk != nullptr && (pk->protocol == header::ether || pk->protocol == header::vlan) &&
              pk->field == header_field::type && pk->inner == tunnel::none)) {
           c.network_set_at = m->right;
@@ -810,23 +817,32 @@ void check_all(family table_family, std::span<const stmt> stmts) {
           }
         }
       }
-      if (c.implied == nfproto::none)
-        if (const auto* mk = m->left->get<meta_expr>(); mk != nullptr && mk->key == meta_key::protocol &&
-                                                        m->op != relational_op::neq)
-          if (const auto* sy = m->right->get<symbol_expr>())
-            c.implied = sy->name == "ip" ? nfproto::ip : sy->name == "ip6" ? nfproto::ip6 : nfproto::none;
+      if (const auto* mk = m->left->get<meta_expr>(); mk != nullptr && mk->key == meta_key::protocol && link_base &&
+                                                      m->op != relational_op::neq && c.link_protocol_at == nullptr) {
+        c.link_protocol = network_value(*m->right, false);
+        if (c.link_protocol != nfproto::none) c.link_protocol_at = m->left;
+        if (c.implied == nfproto::none) c.implied = c.link_protocol;
+      }
+      if (c.link_protocol_at == nullptr && c.ether != nfproto::none) {
+        c.link_protocol = c.ether;
+        c.link_protocol_at = m->left;
+      }
       if (c.implied == nfproto::none) c.implied = c.ether;
       // `ct saddr 1.2.3.4` in an ip6 table (and an IPv6 address in an ip table): the address is read as
-      // the table's family
+      // the table's family, or as the one an earlier `ether type` tells
       if (const auto* ck = m->left->get<ct_expr>();
           ck != nullptr && (ck->key == ct_key::saddr || ck->key == ct_key::daddr) && ck->protocol == nfproto::none &&
           (table_family == family::ip || table_family == family::ip6))
         if (const auto* a = first_address(*m->right);
-            a != nullptr && (a->address().family == ip_family::ipv4) != (table_family == family::ip))
+            a != nullptr && (a->address().family == ip_family::ipv4) !=
+                                (c.ether != nfproto::none ? c.ether == nfproto::ip : table_family == family::ip))
           throw rule_problem{m->right->where, error_code::invalid_address,
-                             fmt::format("an {} address for a ct address in a table of family {} (nft: \"Address "
-                                         "family for hostname not supported\")",
-                                         a->address().family == ip_family::ipv4 ? "IPv4" : "IPv6", name(table_family))};
+                             fmt::format("an {} address for a ct address {} (nft: \"Address family for hostname not "
+                                         "supported\")",
+                                         a->address().family == ip_family::ipv4 ? "IPv4" : "IPv6",
+                                         c.ether != nfproto::none
+                                             ? fmt::format("after `ether type {}`", c.ether == nfproto::ip ? "ip" : "ip6")
+                                             : fmt::format("in a table of family {}", name(table_family)))};
       if (m->op != relational_op::neq && !c.l4) {
         const auto* mk = m->left->get<meta_expr>();
         const auto* pk = m->left->get<payload_expr>();
@@ -953,6 +969,18 @@ void check_all(family table_family, std::span<const stmt> stmts) {
   if (c.ip_at && c.ip6_at)
     conflict(c.ip_at->where.offset > c.ip6_at->where.offset ? c.ip_at : c.ip6_at,
              "ip and ip6 headers in one rule (nft: \"conflicting protocols specified\")");
+  // a header after `ether type` (in the bridge and netdev families also `meta protocol`) of the other protocol
+  {
+    const auto after_link = [&](const expr* at) {
+      return at != nullptr && c.link_protocol_at != nullptr && c.link_protocol_at->where.offset < at->where.offset;
+    };
+    if (c.link_protocol == nfproto::ip && after_link(c.ip6_at))
+      conflict(c.ip6_at, "an ip6 header after a match on ip packets (nft: \"conflicting protocols specified: ip vs. "
+                         "ip6\")");
+    if (c.link_protocol == nfproto::ip6 && after_link(c.ip_at))
+      conflict(c.ip_at, "an ip header after a match on ip6 packets (nft: \"conflicting protocols specified: ip6 vs. "
+                        "ip\")");
+  }
   // an IPv4 option and an IPv6 extension header (or the other family's header) in one rule: the later one
   // is refused, in the words nft has for it
   const auto first = [](const expr* a, const expr* b) {
