@@ -16,6 +16,7 @@
 #include "support.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nft = nflens::nft;
@@ -617,17 +618,21 @@ TEST_SUITE("kernel") {
     const char* selectors[] = {"ip saddr",    "ip6 daddr",    "tcp dport",    "th sport",     "meta l4proto",
                                "ip protocol", "meta mark",    "ct mark & 0xf", "meta iifname", "ct state",
                                "ether saddr", "meta protocol", "meta nfproto", "meta time",    "ct expiration",
-                               "ip saddr . tcp dport", "ip daddr . meta l4proto . th dport"};
+                               "ip saddr . tcp dport", "ip daddr . meta l4proto . th dport", "fib daddr oifname"};
     const char* types[] = {"type ipv4_addr",  "type ipv6_addr", "type inet_service", "type inet_proto",
                            "type mark",       "type ifname",    "type ct_state",     "type ether_addr",
                            "type ether_type", "type time",      "typeof ip daddr",   "typeof udp dport",
-                           "typeof ct mark",  "typeof ip saddr . udp sport",
+                           "typeof ct mark",  "typeof ip saddr . udp sport", "typeof ct helper",
                            "type ipv4_addr . inet_proto . inet_service"};
     int refused = 0;
     int cases = 0;
     for (const char* sel : selectors)
       for (const char* type : types)
         for (const int form : {0, 1, 2, 3}) {
+          // (nft 1.0.6's grammar takes no `fib` after `set`: "syntax error, unexpected fib"; and its `fib ...
+          // oifname` is a string, 1.1's an interface name: nflens takes both, 1.0.6 refuses a set of ifname)
+          const bool fib = std::string_view(sel).starts_with("fib");
+          if (fib && (form == 2 || std::string_view(type) == "type ifname")) continue;
           const std::string decl = form == 0   ? fmt::format("set s {{ {}; }}", type)
                                    : form == 3 ? fmt::format("set s {{ {}; flags dynamic; }}", type)
                                    : form == 1 ? fmt::format("map s {{ {} : verdict; }}", type)
@@ -644,7 +649,7 @@ TEST_SUITE("kernel") {
           ++cases;
         }
     // the matrix is mostly mismatches: a check that took everything would fail most rows above
-    CHECK(cases == 17 * 15 * 4);
+    CHECK(cases == 18 * 16 * 4 - 16 - 3);
     CHECK(refused > cases / 2);
   }
 

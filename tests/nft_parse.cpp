@@ -537,6 +537,9 @@ TEST_SUITE("unit") {
         {"meta protocol 34525 reject with icmp port-unreachable", "bridge", error_code::invalid_value, 23,
          "reject with icmp for ip6 packets"},
         {"meta protocol ip dnat to 1.2.3.4", "inet", error_code::invalid_address, 20, "needs `ip` or `ip6`"},
+        // ranges of strings and of interface names
+        {"fib daddr oifname \"a\"-\"b\" accept", "ip", error_code::invalid_value, 21, "a range of interface names"},
+        {"ct helper { \"a\"-\"b\" } accept", "ip", error_code::invalid_value, 15, "a range of strings"},
         {"ether type ip6 ct original saddr 1.2.3.4", "ip", error_code::invalid_address, 36,
          "an IPv4 address for a ct address after `ether type ip6`"},
         {"udp dport 53 tcp dport vmap { 22 : accept }", "ip", error_code::invalid_value, 16, "a header of tcp after a match on udp"},

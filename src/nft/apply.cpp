@@ -667,6 +667,10 @@ class applier {
         const types::value_type holds =
             s.key.typeof_expr != nullptr ? types::key_type(*s.key.typeof_expr, t.fam) : types::declared_type(s.key);
         if (added && !has.is_concat() && (has.base == types::dtype::integer || has.base == types::dtype::xinteger)) return;
+        // `fib ... oifname` is a string in nft 1.0.6 and an interface name in 1.1: a set of either holds it
+        if (const auto* f = key.get<fib_expr>(); f != nullptr && f->result == fib_result::oifname && !holds.is_concat() &&
+                                                 (holds.base == types::dtype::string || holds.base == types::dtype::ifname))
+          return;
         if (!types::mismatched(has, holds)) return;
         ok = false;
         a.fail(error_code::invalid_value,

@@ -244,6 +244,9 @@ void check_constant(type_info want, const expr& e, std::string_view text) {
       throw rule_problem{e.where, error_code::invalid_value,
                          "a range of interface names (nft: \"Range expression is undefined for network interface name "
                          "types\")"};
+    if (want.type == datatype::string)
+      throw rule_problem{e.where, error_code::invalid_value,
+                         "a range of strings (nft: \"Range expression is undefined for string types\")"};
   } else if (const auto* sym = e.get<symbol_expr>()) {
     check_string(want, sym->name, e.where);
     // A number too large for nft's scanner (2^64 or more) reaches the evaluation as a word, and no type
