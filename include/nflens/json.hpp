@@ -49,7 +49,7 @@ namespace nflens::nft {
 void to_json(nlohmann::json& j, const script& s);
 /// A ruleset (after `apply`): `{"format": "nft", "tables": [...]}`, tables as in a script's table block.
 void to_json(nlohmann::json& j, const ruleset& r);
-/// One rule: `{"statements", "comment", "handle", "location"}`.
-void to_json(nlohmann::json& j, const rule& r);
+/// One rule of a ruleset's chain: `{"statements", "comment", "handle", "location"}`.
+void to_json(nlohmann::json& j, const ruleset_rule& r);
 
 }  // namespace nflens::nft

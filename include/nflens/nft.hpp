@@ -14,9 +14,12 @@
 ///     elements, flowtables and objects, in containers that applying commands can change. Turning (1)
 ///     into (2) is `nft -f`'s apply semantics (see nft_apply.hpp when it exists).
 ///
-/// Both layers share the node types of nft_expr.hpp and the declarations below. Declarations that come
-/// from a file carry `file` (the source their spans refer to); a script or ruleset keeps those sources
-/// alive in its `sources`, so the raw `const source*` in nodes stays valid while the script does.
+/// Both layers share the node types of nft_expr.hpp and the declarations below. A command carries `file`
+/// (the source its spans and those of everything in it refer to), and so do the tables, sets, flowtables
+/// and objects it declares; the nodes a dump holds by the hundred thousand (chains, rules, elements) do
+/// not, and a ruleset, whose rules and elements may come from several files, wraps them with theirs
+/// (`ruleset_chain`, `ruleset_rule`, `ruleset_element`). A script or ruleset keeps those sources alive in
+/// its `sources`, so the raw `const source*` stays valid while the script does.
 
 #include <nflens/diagnostic.hpp>
 #include <nflens/nft_expr.hpp>
@@ -66,20 +69,20 @@ struct base_chain {
   bool devices_block = false;  ///< written as `devices = { ... }` rather than `device X`
 };
 
-/// One rule: its statements in order, its comment and handle (`# handle N` in `nft -a` output). 48 bytes
+/// One rule: its statements in order, its comment and handle (`# handle N` in `nft -a` output). 40 bytes
 /// (the views are the 12-byte `node_span` and `text_view`: a dump holds hundreds of thousands of rules).
+/// Its spans refer to the source of the command it came in (`command::file`); a ruleset's rules, which
+/// may come from several files, carry theirs (`ruleset_rule`).
 struct rule {
-  const source* file = nullptr;
   span where;
   node_span<stmt> stmts{};
   text_view comment{};       ///< without quotes; empty when none
   std::uint64_t handle = 0;  ///< 0 when not written
 };
-static_assert(sizeof(rule) == 48);
+static_assert(sizeof(rule) == 40);
 
 /// Properties of a chain, shared by the declaration and the ruleset's chain.
 struct chain_info {
-  const source* file = nullptr;
   span where;
   text_view name{};
   text_view comment{};
@@ -88,11 +91,12 @@ struct chain_info {
   chain_policy policy = chain_policy::unspecified;
   bool offload = false;  ///< `flags offload`
 };
-/// A chain as written: `chain NAME { ... }` in a table block, or the body of `add chain`. 72 bytes.
+/// A chain as written: `chain NAME { ... }` in a table block, or the body of `add chain`. 64 bytes. Its
+/// spans, and its rules', refer to the source of the command it came in (`command::file`).
 struct chain : chain_info {
   node_span<rule> rules{};
 };
-static_assert(sizeof(chain) == 72);
+static_assert(sizeof(chain) == 64);
 
 // ---------------------------------------------------------------------------------------------------
 // Sets and maps
@@ -296,13 +300,23 @@ struct script {
 // ---------------------------------------------------------------------------------------------------
 // The kernel's view (layer 2)
 
+/// A rule as a ruleset holds it: with the source its spans refer to, since the rules of one chain may
+/// come from several scripts.
+struct ruleset_rule : rule {
+  const source* file = nullptr;
+};
+/// A set element as a ruleset holds it, with the source its spans refer to (see `ruleset_rule`).
+struct ruleset_element : element {
+  const source* file = nullptr;
+};
 /// A chain as a ruleset holds it.
 struct ruleset_chain : chain_info {
-  std::vector<rule> rules;
+  const source* file = nullptr;  ///< the source of the declaration, which `where` refers to
+  std::vector<ruleset_rule> rules;
 };
 /// A set or map as a ruleset holds it.
 struct ruleset_set : set_info {
-  std::vector<element> elements;
+  std::vector<ruleset_element> elements;
 };
 /// A table as a ruleset holds it, children in the order nft lists them (creation order).
 struct ruleset_table : table_info {

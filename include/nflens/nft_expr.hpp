@@ -849,13 +849,14 @@ struct element_options {
 
 /// A set or map element (`set_elem_expr`): a key (value, prefix, range, concatenation or `*`), for maps a
 /// data part (value or verdict), and its options. In a named set's element list, an `add element`
-/// command or an anonymous `{ ... }`. `file` is the source the element's spans refer to.
+/// command or an anonymous `{ ... }`. 32 bytes. Its spans refer to the source of the command or rule it
+/// came in; a ruleset's elements carry theirs (`ruleset_element`).
 struct element {
-  const source* file = nullptr;
   span where;
   const expr* key = nullptr;
   const expr* data = nullptr;                ///< maps only
   const element_options* options = nullptr;  ///< null when none were written
 };
+static_assert(sizeof(element) == 32);
 
 }  // namespace nflens::nft

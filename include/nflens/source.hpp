@@ -184,7 +184,7 @@ struct limits {
   /// only its result: with the cap at twice the input, a parse holds at most three times the input plus
   /// 64 MB (bench_hostile); `source::tree_peak` tells what a parse needed. The tree of the densest nft text, set
   /// elements of two bytes (`1,`), is 32 times the input (a 1 GiB input would need 32 GiB); a kube-proxy
-  /// dump's is about 2 times (69 MB for 10,000 Services in nft). The default, 2 GiB, is 30 times that
+  /// dump's is about 2 times (65 MB for 10,000 Services in nft). The default, 2 GiB, is 30 times that
   /// dump's. An included nft file is a source of its own, with its own cap.
   std::size_t max_tree_bytes = std::size_t{2} << 30;
 

@@ -321,7 +321,10 @@ class lowering {
   }
 
   /// Elements into a dispatch map; each key is split into its concatenated parts.
-  d::index add_map(std::string_view name, d::index origin_ix, std::span<const element> els, const table_ctx& t,
+  /// `els`: a named map's `ruleset_element`s, or the elements of an anonymous map in the rule being lowered
+  /// (whose source is the rule's).
+  template <class Elements>
+  d::index add_map(std::string_view name, d::index origin_ix, const Elements& els, const table_ctx& t,
                    origin_kind kind) {
     d::map m;
     m.name = name;
@@ -332,7 +335,7 @@ class lowering {
       d::element de;
       de.first = static_cast<d::index>(p_.values.size());
       std::vector<const expr*> parts;
-      if (const auto* c = el.key->get<concat_expr>())
+      if (const auto* c = el.key->template get<concat_expr>())
         for (const auto& x : c->items) parts.push_back(&x);
       else
         parts.push_back(el.key);
@@ -345,7 +348,9 @@ class lowering {
       if (!ok) continue;  // a key nflens cannot use (a wildcard, a symbolic constant) selects nothing here
       de.count = static_cast<std::uint8_t>(parts.size());
       de.result = verdict_of(el.data, t);
-      de.origin = add_origin(el.file, el.where, kind);
+      const source* file = rule_file_;
+      if constexpr (requires { el.file; }) file = el.file;
+      de.origin = add_origin(file, el.where, kind);
       if (el.options != nullptr) de.comment = el.options->comment;
       p_.elements.push_back(de);
     }
@@ -420,10 +425,10 @@ class lowering {
 
   // ---- rules ----------------------------------------------------------------------------------
 
-  void opaque(const rule& r, const stmt& s) {
+  void opaque(const stmt& s) {
     d::condition c;
     c.kind = d::cond_kind::opaque;
-    c.name = r.file != nullptr ? r.file->text(s.where) : std::string_view("statement");
+    c.name = rule_file_ != nullptr ? rule_file_->text(s.where) : std::string_view("statement");
     conds_.push_back(c);
   }
 
@@ -656,8 +661,9 @@ class lowering {
     p_.rules.push_back(std::move(out));
   }
 
-  void lower_rule(const rule& r, const table_ctx& t) {
+  void lower_rule(const ruleset_rule& r, const table_ctx& t) {
     ctx_ = &t;
+    rule_file_ = r.file;
     conds_.clear();
     const auto origin_ix = add_origin(r.file, r.where, origin_kind::rule);
     bool emitted = false;
@@ -667,7 +673,7 @@ class lowering {
     };
     for (const auto& s : r.stmts) {
       if (const auto* m = s.get<match_stmt>()) {
-        if (!lower_match(*m)) opaque(r, s);
+        if (!lower_match(*m)) opaque(s);
         continue;
       }
       d::action a;
@@ -739,7 +745,7 @@ class lowering {
         }
         act(std::move(a));
       } else if (const auto* vm = s.get<verdict_map_stmt>()) {
-        lower_vmap(r, s, *vm, t, origin_ix, act);
+        lower_vmap(s, *vm, t, origin_ix, act);
       } else if (const auto* mg = s.get<mangle_stmt>()) {
         const auto* tm = mg->target != nullptr ? mg->target->get<meta_expr>() : nullptr;
         if (tm != nullptr && tm->key == meta_key::mark) {
@@ -769,7 +775,7 @@ class lowering {
         // masked source, a concatenation) does not, and is not modelled
         if (ss->op == set_op::delete_ || ss->elem == nullptr || ss->elem->key == nullptr ||
             field_of(*ss->elem->key) != d::field::saddr) {
-          opaque(r, s);
+          opaque(s);
           continue;
         }
         a.kind = d::action_kind::set_update;
@@ -788,22 +794,22 @@ class lowering {
         a.effect = d::other_effect::notrack;  // reported where NAT would have translated the connection
         act(std::move(a));
       } else if (s.is<limit_stmt>() || s.is<quota_stmt>() || s.is<connlimit_stmt>()) {
-        opaque(r, s);  // past the rate or quota the rule stops here: reported where it decides dispatch
+        opaque(s);  // past the rate or quota the rule stops here: reported where it decides dispatch
       } else if (s.is<counter_stmt>() || s.is<log_stmt>() || s.is<last_stmt>() || s.is<objref_stmt>()) {
         continue;  // no effect on where a new connection is translated to
       } else {
-        opaque(r, s);  // xt leftovers, unknown statements, anonymous chains: reported if they decide dispatch
+        opaque(s);  // xt leftovers, unknown statements, anonymous chains: reported if they decide dispatch
       }
     }
     if (!emitted) emit(r, d::action{}, origin_ix);
   }
 
   template <class Act>
-  void lower_vmap(const rule& r, const stmt& s, const verdict_map_stmt& vm, const table_ctx& t, d::index origin_ix,
+  void lower_vmap(const stmt& s, const verdict_map_stmt& vm, const table_ctx& t, d::index origin_ix,
                   Act&& act) {
     d::action a;
     if (vm.key == nullptr || vm.mapping == nullptr) {
-      opaque(r, s);
+      opaque(s);
       return;
     }
     const expr& key = *vm.key;
@@ -834,7 +840,7 @@ class lowering {
       for (d::index e = p_.maps[a.map].first; e < p_.maps[a.map].first + p_.maps[a.map].count; ++e)
         if (p_.elements[e].origin == d::none) p_.elements[e].origin = origin_ix;
     } else {
-      opaque(r, s);
+      opaque(s);
       return;
     }
     act(std::move(a));
@@ -843,6 +849,7 @@ class lowering {
   const ruleset& rs_;
   d::program& p_;
   const table_ctx* ctx_ = nullptr;
+  const source* rule_file_ = nullptr;  // the source of the rule being lowered (its anonymous maps' elements)
   std::vector<d::condition> conds_;
   ip_family table_family_ = ip_family::ipv4;  // of the table being lowered
   std::unordered_map<const source*, std::uint32_t> source_ix_;

@@ -321,6 +321,8 @@ class applier {
       if (s.get() == f) return s;
     return nullptr;
   }
+  /// The source of the command being applied, which its chains', rules' and elements' spans refer to.
+  [[nodiscard]] const source* cmd_file() const noexcept { return cmd_ != nullptr ? cmd_->file : nullptr; }
   void fail(error_code code, std::string message, const source* file = nullptr, span where = {}) {
     ++errors_;
     diagnostic d;
@@ -472,14 +474,14 @@ class applier {
            fmt::format("chain {}: priority {} is not one of family {} at hook {} (nft: \"invalid priority "
                        "expression value in this context\")",
                        decl.name, name(decl.base->prio.name), name(t.fam), name(decl.base->hook_point)),
-           decl.file, decl.where);
+           cmd_file(), decl.where);
       return;
     }
     // a policy belongs to a base chain: given to a chain without a hook (new, or regular already), the
     // kernel refuses it ("Operation not supported"); to an existing base chain, it changes its policy
     const auto policy_without_hook = [&] {
       fail(error_code::invalid_value,
-           fmt::format("chain {}: a policy on a chain without a hook (Operation not supported)", decl.name), decl.file,
+           fmt::format("chain {}: a policy on a chain without a hook (Operation not supported)", decl.name), cmd_file(),
            decl.where);
     };
     const bool bare_policy = decl.policy != chain_policy::unspecified && decl.base == nullptr;
@@ -487,13 +489,13 @@ class applier {
       if (exclusive) {
         fail(error_code::chain_exists,
              fmt::format("chain {} already exists in {} (File exists)", decl.name, table_label(t.fam, t.name)),
-             decl.file, decl.where);
+             cmd_file(), decl.where);
         return;
       }
       ruleset_chain& c = t.chains[*ci];
       if (decl.base != nullptr && c.base == nullptr) {
         fail(error_code::chain_exists,
-             fmt::format("chain {} exists and is not a base chain (Operation not supported)", decl.name), decl.file,
+             fmt::format("chain {} exists and is not a base chain (Operation not supported)", decl.name), cmd_file(),
              decl.where);
         return;
       }
@@ -506,6 +508,7 @@ class applier {
     if (bare_policy) return policy_without_hook();
     ruleset_chain c;
     static_cast<chain_info&>(c) = decl;
+    c.file = cmd_file();
     c.base = normalised_base(decl.base, t.fam);
     if (c.base != nullptr && c.policy == chain_policy::unspecified) c.policy = chain_policy::accept;
     if (c.base == nullptr) c.policy = chain_policy::unspecified;
@@ -619,11 +622,11 @@ class applier {
       void missing(error_code code, std::string what, span where) {
         if (!ok) return;
         if (a.options_.outside_references) {
-          a.warn_at(error_code::dangling_reference, std::move(what), r.file, where);
+          a.warn_at(error_code::dangling_reference, std::move(what), a.cmd_file(), where);
           return;
         }
         ok = false;
-        a.fail(code, std::move(what), r.file, where);
+        a.fail(code, std::move(what), a.cmd_file(), where);
       }
       void chain_ref(std::string_view c, span where) {
         if (!a.lookup(a.index_[ti].chains, c))
@@ -675,9 +678,9 @@ class applier {
         ok = false;
         a.fail(error_code::invalid_value,
                fmt::format("`{}` is {}, but {} {} holds {} (nft: \"datatype mismatch\")",
-                           r.file != nullptr ? r.file->text(key.where) : std::string_view("the key"),
+                           a.cmd_file() != nullptr ? a.cmd_file()->text(key.where) : std::string_view("the key"),
                            types::spelling(has), s.is_map ? "map" : "set", n, types::spelling(holds)),
-               r.file, ref.where);
+               a.cmd_file(), ref.where);
       }
     } visitor{*this, ti, r};
     walk_rule(r, visitor);
@@ -857,7 +860,7 @@ class applier {
       }
       at = static_cast<std::size_t>(pos) + (insert ? 0 : 1);
     }
-    rules.insert(rules.begin() + static_cast<std::ptrdiff_t>(at), nr);
+    rules.insert(rules.begin() + static_cast<std::ptrdiff_t>(at), ruleset_rule{nr, cmd_file()});
   }
 
   std::optional<std::pair<std::size_t, std::uint32_t>> need_chain(const command& c) {
@@ -900,7 +903,7 @@ class applier {
         rule nr = normalised(*body);
         nr.stmts = listed_stmts(kernel_stmts(nr.stmts), rs_.tables[ti].fam);
         nr.handle = rules[*i].handle;
-        rules[*i] = nr;
+        rules[*i] = ruleset_rule{nr, cmd_file()};
         return;
       }
       case command_verb::delete_:
@@ -951,7 +954,7 @@ class applier {
     ix.next_handle = std::max(ix.next_handle, s.handle + 1);
     s.stmts = kernel_stmts(s.stmts);
     s.elements.reserve(decl.elements.size());
-    for (const auto& el : decl.elements) s.elements.push_back(kernel_element(el));
+    for (const auto& el : decl.elements) s.elements.push_back({kernel_element(el), decl.file});
     const auto at = static_cast<std::uint32_t>(t.sets.size());
     t.sets.push_back(std::move(s));
     ix.sets.emplace(t.sets.back().name, at);
@@ -969,7 +972,7 @@ class applier {
              fmt::format("an element of {} {} has statements the {} does not declare (nft: \"missing statement in "
                          "{} declaration\")",
                          what, set.name, what, what),
-             el.file != nullptr ? el.file : file, el.options->stmts.front().where);
+             file, el.options->stmts.front().where);
         return false;
       }
     return true;
@@ -983,7 +986,7 @@ class applier {
                                                           !lookup(index_[ti].chains, v->chain)) {
           fail(error_code::chain_not_found,
                fmt::format("element jumps to chain {}, which does not exist (No such file or directory)", v->chain),
-               el.file != nullptr ? el.file : file, el.data->where);
+               file, el.data->where);
           return;
         }
   }
@@ -1018,7 +1021,7 @@ class applier {
     }
     if (set.elements.empty() && !exclusive && !index_[ti].element_keys.contains(si)) {
       set.elements.reserve(els.size());
-      for (const auto& el : els) set.elements.push_back(kernel_element(el));
+      for (const auto& el : els) set.elements.push_back({kernel_element(el), file});
       return;
     }
     for (const auto& given : els) {
@@ -1026,7 +1029,7 @@ class applier {
       if (const auto at = find_element(ti, si, *el.key)) {
         if (exclusive) {
           fail(error_code::object_exists, fmt::format("element already exists in set {} (File exists)", set.name),
-               el.file != nullptr ? el.file : file, el.where);
+               file, el.where);
           return;
         }
         // `add` of a map key that is there with other data: the kernel refuses it (File exists)
@@ -1034,13 +1037,13 @@ class applier {
         if (el.data != nullptr && have.data != nullptr && !equal(*el.data, *have.data)) {
           fail(error_code::object_exists,
                fmt::format("the key is in map {} already, with other data (File exists)", set.name),
-               el.file != nullptr ? el.file : file, el.where);
+               file, el.where);
           return;
         }
         continue;
       }
       const auto i = static_cast<std::uint32_t>(set.elements.size());
-      set.elements.push_back(el);
+      set.elements.push_back({el, file});
       keys_of(ti, si).emplace(key_hash(*el.key), i);
     }
   }
@@ -1056,7 +1059,7 @@ class applier {
         if (must_exist) {
           fail(error_code::object_not_found,
                fmt::format("element does not exist in set {} (No such file or directory)", set.name),
-               el.file != nullptr ? el.file : file, el.where);
+               file, el.where);
           return;
         }
         continue;
@@ -1341,14 +1344,14 @@ class applier {
       if (what == "rules" || what == "rule") {
         for (auto& ch : t.chains) {
           if (!object_name.empty() && ch.name != object_name) continue;
-          for (auto& r : ch.rules) r = zeroed(r);
+          for (auto& r : ch.rules) static_cast<rule&>(r) = zeroed(r);
         }
         continue;
       }
       if (what == "set" || what == "map" || what == "element")
         for (auto& s : t.sets) {
           if (!object_name.empty() && s.name != object_name) continue;
-          for (auto& el : s.elements) el = zeroed(el);
+          for (auto& el : s.elements) static_cast<element&>(el) = zeroed(el);
         }
     }
     (void)c;

@@ -196,7 +196,9 @@ struct cmp {
   bool element_eq(const element& a, const element& b) const {
     return ex(a.key, b.key) && ex(a.data, b.data) && options(a.options, b.options);
   }
-  bool elements(std::span<const element> a, std::span<const element> b) const {
+  /// Element lists: spans of a script's elements or a ruleset's `ruleset_element` vectors.
+  template <class EA, class EB>
+  bool elements(const EA& a, const EB& b) const {
     if (a.size() != b.size()) return false;
     if (!o.ignore_element_order)
       return std::equal(a.begin(), a.end(), b.begin(),
@@ -377,8 +379,17 @@ struct walker {
         a.body);
   }
 
+  /// The source a node's spans refer to: its own `file` (a ruleset's chains, rules and elements), else
+  /// that of what holds it (a script's).
+  template <class N>
+  static const source* file_of(const N& n, const source* outer) noexcept {
+    if constexpr (requires { n.file; })
+      return n.file;
+    else
+      return outer;
+  }
   template <class RA, class RB>
-  bool rules(const std::string& where, const RA& a, const RB& b) {
+  bool rules(const std::string& where, const RA& a, const RB& b, const source* fa, const source* fb) {
     const std::size_t n = std::min(a.size(), b.size());
     for (std::size_t i = 0; i < n; ++i) {
       if (!c.rule_eq(a[i], b[i])) {
@@ -387,20 +398,24 @@ struct walker {
         const auto& sb = b[i].stmts;
         while (k < sa.size() && k < sb.size() && c.st(sa[k], sb[k])) ++k;
         if (k < sa.size() && k < sb.size())
-          return differ(fmt::format("{}: rule {}: statement {} differs", where, i + 1, k + 1), a[i].file, sa[k].where,
-                        b[i].file, sb[k].where);
-        return differ(fmt::format("{}: rule {} differs", where, i + 1), a[i].file, a[i].where, b[i].file, b[i].where);
+          return differ(fmt::format("{}: rule {}: statement {} differs", where, i + 1, k + 1), file_of(a[i], fa),
+                        sa[k].where, file_of(b[i], fb), sb[k].where);
+        return differ(fmt::format("{}: rule {} differs", where, i + 1), file_of(a[i], fa), a[i].where, file_of(b[i], fb),
+                      b[i].where);
       }
     }
     if (a.size() != b.size())
       return differ(fmt::format("{}: {} rules against {}", where, a.size(), b.size()), nullptr, {}, nullptr, {});
     return true;
   }
+  /// `fa`, `fb`: the sources of what holds the chains (the table or command).
   template <class CA, class CB>
-  bool chain(const std::string& where, const CA& a, const CB& b) {
+  bool chain(const std::string& where, const CA& a, const CB& b, const source* fa, const source* fb) {
     const std::string here = fmt::format("{}: chain {}", where, a.name);
-    if (!chain_info_eq(a, b)) return differ(here + " differs in its properties", a.file, a.where, b.file, b.where);
-    return rules(here, a.rules, b.rules);
+    fa = file_of(a, fa);
+    fb = file_of(b, fb);
+    if (!chain_info_eq(a, b)) return differ(here + " differs in its properties", fa, a.where, fb, b.where);
+    return rules(here, a.rules, b.rules, fa, fb);
   }
   template <class SA, class SB>
   bool set(const std::string& where, const SA& a, const SB& b) {
@@ -437,7 +452,8 @@ struct walker {
                   return object_eq(x, y) || differ(here + ": object " + std::string(x.name) + " differs", x.file,
                                                    x.where, y.file, y.where);
                 }) &&
-           each(here + ": chains", a.chains, b.chains, [&](const auto& x, const auto& y) { return chain(here, x, y); });
+           each(here + ": chains", a.chains, b.chains,
+                [&](const auto& x, const auto& y) { return chain(here, x, y, a.file, b.file); });
   }
 
   bool command(std::size_t index, const nft::command& a, const nft::command& b) {
@@ -455,9 +471,9 @@ struct walker {
           else if constexpr (std::is_same_v<T, const nft::table*>)
             return table(*x, *y);
           else if constexpr (std::is_same_v<T, const nft::chain*>)
-            return chain(here, *x, *y);
+            return chain(here, *x, *y, a.file, b.file);
           else if constexpr (std::is_same_v<T, const nft::rule*>)
-            return c.rule_eq(*x, *y) || differ(here + ": rule differs", x->file, x->where, y->file, y->where);
+            return c.rule_eq(*x, *y) || differ(here + ": rule differs", a.file, x->where, b.file, y->where);
           else if constexpr (std::is_same_v<T, const nft::set*>)
             return set(here, *x, *y);
           else if constexpr (std::is_same_v<T, std::span<const element>>)

@@ -47,6 +47,16 @@ struct writer {
   const source* file = nullptr;
   family fam = family::ip;
 
+  /// The source a node's spans refer to: its own `file` (a ruleset's chains, rules and elements), else
+  /// this writer's (that of the command or table that holds a script's).
+  template <class N>
+  const source* file_of(const N& n) const noexcept {
+    if constexpr (requires { n.file; })
+      return n.file != nullptr ? n.file : file;
+    else
+      return file;
+  }
+
   json loc(span s) const { return where(file, s); }
 
   // --- expressions ---------------------------------------------------------------------------------
@@ -182,8 +192,9 @@ struct writer {
 
   // --- elements and statements ---------------------------------------------------------------------
 
-  json element(const nft::element& el) const {
-    writer w{el.file != nullptr ? el.file : file, fam};
+  template <class E>
+  json element(const E& el) const {
+    writer w{file_of(el), fam};
     json j{{"key", w.ex(el.key)}};
     if (el.data != nullptr) j["data"] = w.ex(el.data);
     if (const auto* o = el.options) {
@@ -195,7 +206,8 @@ struct writer {
     j["location"] = w.loc(el.where);
     return j;
   }
-  json elements(std::span<const nft::element> els) const {
+  template <class Elements>
+  json elements(const Elements& els) const {
     json a = json::array();
     for (const auto& el : els) a.push_back(element(el));
     return a;
@@ -349,22 +361,25 @@ struct writer {
 
   // --- declarations --------------------------------------------------------------------------------
 
-  json rule(const nft::rule& r) const {
-    writer w{r.file != nullptr ? r.file : file, fam};
+  template <class R>
+  json rule(const R& r) const {
+    writer w{file_of(r), fam};
     json j{{"statements", w.stmts(r.stmts)}};
     if (!r.comment.empty()) j["comment"] = str(r.comment);
     if (r.handle != 0) j["handle"] = r.handle;
     j["location"] = w.loc(r.where);
     return j;
   }
-  json rules(std::span<const nft::rule> rs) const {
+  template <class Rules>
+  json rules(const Rules& rs) const {
     json a = json::array();
     for (const auto& r : rs) a.push_back(rule(r));
     return a;
   }
 
-  json chain_info_json(const nft::chain_info& c) const {
-    writer w{c.file != nullptr ? c.file : file, fam};
+  template <class C>
+  json chain_info_json(const C& c) const {
+    writer w{file_of(c), fam};
     json j{{"name", str(c.name)}};
     if (c.handle != 0) j["handle"] = c.handle;
     if (c.base != nullptr) {
@@ -387,7 +402,7 @@ struct writer {
   template <class C>
   json chain(const C& c) const {
     json j = chain_info_json(c);
-    j["rules"] = rules(c.rules);
+    j["rules"] = writer{file_of(c), fam}.rules(c.rules);
     return j;
   }
 
@@ -421,7 +436,7 @@ struct writer {
     if (s.auto_merge) j["auto_merge"] = true;
     if (!s.comment.empty()) j["comment"] = str(s.comment);
     if (!s.stmts.empty()) j["statements"] = w.stmts(s.stmts);
-    j["elements"] = w.elements(std::span<const nft::element>(s.elements.data(), s.elements.size()));
+    j["elements"] = w.elements(s.elements);
     j["location"] = w.loc(s.where);
     return j;
   }
@@ -564,6 +579,6 @@ void to_json(nlohmann::json& j, const ruleset& r) {
   j = json{{"format", "nft"}, {"tables", std::move(tables)}};
 }
 
-void to_json(nlohmann::json& j, const rule& r) { j = writer{r.file, family::ip}.rule(r); }
+void to_json(nlohmann::json& j, const ruleset_rule& r) { j = writer{r.file, family::ip}.rule(r); }
 
 }  // namespace nflens::nft

@@ -2008,7 +2008,6 @@ void finish_element(const In& in, state& st) {
   const mark& m = st.top_mark();
   const std::size_t n = st.exprs.size() - m.exprs;
   element e;
-  e.file = &st.src;
   e.where = st.span_of(in);
   if (n == 1 && !st.elem_has_opts && st.stmts.size() == m.stmts) {
     if (const auto* inner = st.exprs.back().get<set_expr>()) {
@@ -2723,7 +2722,6 @@ struct action<g::rule> {
   template <class In>
   static void apply(const In& in, state& st) {
     rule r;
-    r.file = &st.src;
     r.where = st.span_of(in);
     r.stmts = st.keep_range(st.stmts, st.top_mark().stmts);
     if (auto refused = check_rule(st.fam, r.stmts))
@@ -2743,7 +2741,6 @@ struct action<g::block_brace<g::block_items<g::rule>>> {
   template <class In>
   static void apply(const In& in, state& st) {
     chain_ctx c;
-    c.decl.file = &st.src;
     c.decl.where = st.span_of(in);
     c.rules_mark = static_cast<std::uint32_t>(st.rules.size());
     st.chain_stack.push_back(c);
@@ -2791,7 +2788,6 @@ struct action<g::block_brace<g::block_items<g::chain_block_item>>> {
   template <class In>
   static void apply(const In& in, state& st) {
     chain_ctx c;
-    c.decl.file = &st.src;
     c.decl.where = st.span_of(in);
     c.decl.name = st.chain_name;
     c.rules_mark = static_cast<std::uint32_t>(st.rules.size());
@@ -3932,7 +3928,6 @@ struct action<g::add_chain> {
       st.cmd.body = st.src.store_one(c);
     } else {
       chain c;
-      c.file = &st.src;
       c.where = st.span_of(in);
       c.name = st.chain_name;
       st.cmd.body = st.src.store_one(c);

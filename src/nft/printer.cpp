@@ -148,7 +148,8 @@ void append_key_part(std::string& key, const expr& e, dtype t) {
 
 /// The order in which nft lists `els`: sorted by key, except the elements of a concatenation with
 /// intervals, which the kernel keeps as they were added.
-std::vector<std::uint32_t> listing_order(std::span<const element> els, const value_type& kt, bool concat_intervals) {
+template <class Elements>  // a script's span of elements or a ruleset's vector of ruleset_element
+std::vector<std::uint32_t> listing_order(const Elements& els, const value_type& kt, bool concat_intervals) {
   std::vector<std::uint32_t> order(els.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   if (concat_intervals || els.size() < 2) return order;
@@ -1042,7 +1043,7 @@ struct printer {
     const int per_line = force || kt.is_concat() ? 1 : types::elements_per_line(kt.base);
     out += "\t\telements = { ";
     int count = 0;
-    const auto order = listing_order(std::span<const nft::element>(s.elements.data(), s.elements.size()), kt,
+    const auto order = listing_order(s.elements, kt,
                                      flag(set_flag::interval) && kt.is_concat());
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (i != 0) {

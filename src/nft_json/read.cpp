@@ -901,7 +901,6 @@ const expr* reader::exthdr_of(const jnode& at, const jnode& v, std::string_view 
 
 element reader::element_of(const jnode& n, const hint& key, const hint& data, bool stmts_in_options) {
   element el;
-  el.file = &src_;
   el.where = n.where;
   const jnode* k = &n;
   if (n.kind == jkind::array) {
@@ -1515,7 +1514,6 @@ table_info reader::table_of(const jnode& v) {
 chain reader::chain_of(const jnode& v, std::string_view& table_name) {
   need_object(v, "a chain");
   chain c;
-  c.file = &src_;
   c.where = v.where;
   fam_ = family_of(v);
   table_name = need_string(v, "table", "chain");
@@ -1560,7 +1558,6 @@ chain reader::chain_of(const jnode& v, std::string_view& table_name) {
 rule reader::rule_of(const jnode& v) {
   need_object(v, "a rule");
   rule r;
-  r.file = &src_;
   r.where = v.where;
   fam_ = family_of(v);
   r.handle = opt_number(v, "handle", 0);

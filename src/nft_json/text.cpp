@@ -248,7 +248,7 @@ class checker {
           } else if constexpr (std::is_same_v<T, concat_expr> || std::is_same_v<T, list_expr>) {
             for (const auto& i : v.items) expr(file, i);
           } else if constexpr (std::is_same_v<T, set_expr>) {
-            for (const auto& el : v.elements) element(el.file != nullptr ? el.file : file, el);
+            for (const auto& el : v.elements) element(file, el);
           } else if constexpr (std::is_same_v<T, map_expr>) {
             opt_expr(file, v.key());
             opt_expr(file, v.mapping());

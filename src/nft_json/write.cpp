@@ -47,26 +47,49 @@ std::string ether_text(const std::array<std::uint8_t, 6>& b) {
   return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
+/// A table's rules of one chain, or elements of one set: a script's span (in the source of the table
+/// that holds them) or a ruleset's list, whose items each carry their source.
+template <class Node, class Held>
+struct node_list {
+  std::span<const Node> script;
+  const std::vector<Held>* held = nullptr;
+  const source* file = nullptr;  ///< the script's
+
+  [[nodiscard]] bool empty() const noexcept { return held != nullptr ? held->empty() : script.empty(); }
+  /// Calls `f(node, its source)` for each in order.
+  template <class F>
+  void each(F&& f) const {
+    if (held != nullptr)
+      for (const auto& n : *held) f(static_cast<const Node&>(n), n.file);
+    else
+      for (const auto& n : script) f(n, file);
+  }
+};
+using rule_list = node_list<rule, ruleset_rule>;
+using element_list = node_list<element, ruleset_element>;
+
 /// The objects of one table in listing order, whichever layer (script block or ruleset) holds them.
 struct table_view {
   const table_info* info = nullptr;
   std::vector<const chain_info*> chains;
-  std::vector<std::span<const rule>> rules;  // per chain
+  std::vector<const source*> chain_files;  // per chain
+  std::vector<rule_list> rules;            // per chain
   std::vector<const set_info*> sets;
-  std::vector<std::span<const element>> elements;  // per set
+  std::vector<element_list> elements;  // per set
   std::vector<const object*> objects;
   std::vector<const flowtable*> flowtables;
 };
 
 table_view view_of(const table& t) {
-  table_view v{&t, {}, {}, {}, {}, {}, {}};
+  table_view v{&t, {}, {}, {}, {}, {}, {}, {}};
   for (const auto& c : t.chains) {
     v.chains.push_back(&c);
-    v.rules.push_back(c.rules);
+    v.chain_files.push_back(t.file);
+    v.rules.push_back({c.rules, nullptr, t.file});
   }
   for (const auto& s : t.sets) {
     v.sets.push_back(&s);
-    v.elements.push_back(s.elements);
+    v.elements.push_back({s.elements, nullptr, s.file});
   }
   for (const auto& o : t.objects) v.objects.push_back(&o);
   for (const auto& f : t.flowtables) v.flowtables.push_back(&f);
@@ -74,14 +97,15 @@ table_view view_of(const table& t) {
 }
 
 table_view view_of(const ruleset_table& t) {
-  table_view v{&t, {}, {}, {}, {}, {}, {}};
+  table_view v{&t, {}, {}, {}, {}, {}, {}, {}};
   for (const auto& c : t.chains) {
     v.chains.push_back(&c);
-    v.rules.emplace_back(c.rules);
+    v.chain_files.push_back(c.file);
+    v.rules.push_back({{}, &c.rules, nullptr});
   }
   for (const auto& s : t.sets) {
     v.sets.push_back(&s);
-    v.elements.emplace_back(s.elements);
+    v.elements.push_back({{}, &s.elements, nullptr});
   }
   for (const auto& o : t.objects) v.objects.push_back(&o);
   for (const auto& f : t.flowtables) v.flowtables.push_back(&f);
@@ -135,7 +159,8 @@ class writer {
     auto wrapped = [&](auto&& body) { wrapped_in(verb, body); };
     wrapped_in(table_verb.empty() ? verb : table_verb, [&] { table_object(*t.info, verb.empty()); });
     auto chains = [&] {
-      for (const auto* c : t.chains) wrapped([&] { chain_object(*c, verb.empty()); });
+      for (std::size_t i = 0; i < t.chains.size(); ++i)
+        wrapped([&] { chain_object(*t.chains[i], t.chain_files[i], verb.empty()); });
     };
     auto sets = [&] {
       for (std::size_t i = 0; i < t.sets.size(); ++i)
@@ -155,7 +180,9 @@ class writer {
       for (const auto* f : t.flowtables) wrapped([&] { flowtable_object(*f, verb.empty()); });
     }
     for (std::size_t i = 0; i < t.chains.size(); ++i)
-      for (const auto& r : t.rules[i]) wrapped([&] { rule_object(t.chains[i]->name, r, verb.empty(), {}); });
+      t.rules[i].each([&](const rule& r, const source* file) {
+        wrapped([&] { rule_object(t.chains[i]->name, r, file, verb.empty(), {}); });
+      });
   }
 
   void write_command(const nft::command& c);
@@ -239,9 +266,10 @@ class writer {
     e_.end_array();
   }
 
-  void chain_object(const chain_info& c, bool listing) {
+  /// `file`: the source `c`'s spans refer to.
+  void chain_object(const chain_info& c, const source* file, bool listing) {
     if (c.offload)
-      not_translatable(c.file, c.where,
+      not_translatable(file, c.where,
                        fmt::format("table {} {} chain {}: 'flags offload' has no libnftables JSON form; it is left out",
                                    name(fam_), table_name_, c.name));
     e_.begin_object();
@@ -252,7 +280,7 @@ class writer {
     e_.member("name", c.name);
     handle(c.handle, listing);
     if (!c.comment.empty() && old())
-      lost_in_old(c.file, c.where, fmt::format("table {} {} chain {}: a comment", name(fam_), table_name_, c.name));
+      lost_in_old(file, c.where, fmt::format("table {} {} chain {}: a comment", name(fam_), table_name_, c.name));
     else if (!c.comment.empty())
       e_.member("comment", c.comment);
     if (c.base != nullptr) {
@@ -261,7 +289,7 @@ class writer {
       if (!old() || !listing)
         devices(b.devices);
       else if (!b.devices.empty())
-        lost_in_old(c.file, c.where, fmt::format("table {} {} chain {}: the devices of a listed chain", name(fam_),
+        lost_in_old(file, c.where, fmt::format("table {} {} chain {}: the devices of a listed chain", name(fam_),
                                                  table_name_, c.name));
       e_.member("type", name(b.type));
       e_.member("hook", name(b.hook_point));
@@ -292,7 +320,7 @@ class writer {
     e_.end_array();
   }
 
-  void set_object(const set_info& s, std::span<const element> elements, bool listing) {
+  void set_object(const set_info& s, const element_list& elements, bool listing) {
     e_.begin_object();
     e_.key(s.is_map ? "map" : "set");
     e_.begin_object();
@@ -364,7 +392,12 @@ class writer {
       data_hint_ = s.data.typeof_expr != nullptr ? hint_of(*s.data.typeof_expr) : hint_of(s.data.names);
       e_.key("elem");
       e_.begin_array();
-      for (const auto& el : elements) element(el);
+      const source* const saved_file = file_;
+      elements.each([&](const nft::element& el, const source* file) {
+        file_ = file;
+        element(el);
+      });
+      file_ = saved_file;
       e_.end_array();
       hint_ = saved;
       data_hint_ = saved_data;
@@ -620,8 +653,10 @@ class writer {
     return true;
   }
 
-  void rule_object(std::string_view chain_name, const rule& r, bool listing, const nft::command* cmd) {
-    file_ = r.file;
+  /// `file`: the source `r`'s spans refer to.
+  void rule_object(std::string_view chain_name, const rule& r, const source* file, bool listing,
+                   const nft::command* cmd) {
+    file_ = file;
     chain_name_ = chain_name;
     e_.begin_object();
     e_.key("rule");
@@ -1216,7 +1251,7 @@ class writer {
         if (std::find(seen.begin(), seen.end(), k) != seen.end()) continue;  // json_object_update_missing
         if (old() && !seen.empty()) {  // 1.0.6 writes one statement per element
           if (!element_stmts_lost_)   // once per write: a set may hold a million such elements
-            lost_in_old(el.file, s.where,
+            lost_in_old(file_, s.where,
                         fmt::format("table {} {}: a set element's {} after its first statement (here, and in any "
                                     "later element)",
                                     name(fam_), table_name_, k));
@@ -1660,12 +1695,12 @@ void writer::write_command(const nft::command& c) {
     if (const auto* ch = std::get_if<const chain*>(&c.body)) {
       e_.begin_object();
       e_.key(verb);
-      chain_object(**ch, false);
+      chain_object(**ch, c.file, false);
       e_.end_object();
       for (const auto& r : (*ch)->rules) {
         e_.begin_object();
         e_.key("add");
-        rule_object((*ch)->name, r, false, nullptr);
+        rule_object((*ch)->name, r, c.file, false, nullptr);
         e_.end_object();
       }
       return;
@@ -1673,14 +1708,14 @@ void writer::write_command(const nft::command& c) {
     if (const auto* r = std::get_if<const rule*>(&c.body)) {
       e_.begin_object();
       e_.key(verb);
-      rule_object(c.name, **r, false, &c);
+      rule_object(c.name, **r, c.file, false, &c);
       e_.end_object();
       return;
     }
     if (const auto* s = std::get_if<const set*>(&c.body)) {
       e_.begin_object();
       e_.key(verb);
-      set_object(**s, (*s)->elements, false);
+      set_object(**s, {(*s)->elements, nullptr, (*s)->file}, false);
       e_.end_object();
       return;
     }
