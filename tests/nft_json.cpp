@@ -79,7 +79,7 @@ TEST_CASE("values take the JSON form nft gives their type") {
         json::parse(R"([{"match": {"op": "==", "left": {"meta": {"key": "mark"}}, "right": 10}}])"));
   CHECK(rule_json("ip", "iifname \"eth*\" drop")[0]["match"]["right"] == "eth*");
   CHECK(rule_json("ip", "ct expiration 1m30s")[0]["match"]["right"] == 90);
-  CHECK(rule_json("ip", "arp operation 1-2")[0]["match"]["right"] == json::parse(R"({"range": ["request", "reply"]})"));
+  CHECK(rule_json("arp", "arp operation 1-2")[0]["match"]["right"] == json::parse(R"({"range": ["request", "reply"]})"));
   CHECK(rule_json("ip", "tcp option sack-perm exists")[0]["match"] ==
         json::parse(R"({"op": "==", "left": {"tcp option": {"name": "sack-perm"}}, "right": true})"));
   CHECK(rule_json("ip", "tcp flags & (fin | syn | rst | ack) == syn")[0]["match"]["left"] ==

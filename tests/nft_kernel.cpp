@@ -504,6 +504,15 @@ TEST_SUITE("kernel") {
              chain("inet", "ether type ip ip6 saddr ::1"), chain("ip", "ether type 0x86dd ip saddr 1.1.1.1"),
              chain("ip", "ether type ip6 ct original saddr 1.2.3.4"), chain("inet", "meta protocol ip dnat to 1.2.3.4"),
              chain("inet", "rt ipsec 256 accept"),
+             // what `set` cannot write (nft's grammar, nft's evaluation, the kernel), and the dependencies of
+             // what a statement writes and a hash reads; ARP and IP in each other's families
+             chain("ip6", "hbh nexthdr set 1"), chain("ip", "rt classid set 1"), chain("ip", "ct original saddr set 1.2.3.4"),
+             chain("ip", "meta l4proto set 6"), chain("ip", "ct original bytes set 1"),
+             chain("ip", "tcp option window count set 1"), chain("ip", "ip option ra value set 1"),
+             chain("ip", "ct secmark set 1"), chain("inet", "tcp dport set 1 udp dport 2"),
+             chain("ip", "jhash tcp dport mod 2 0 udp dport 1"), chain("ip6", "meta mark set jhash ip saddr mod 2"),
+             chain("ip", "arp operation request"), chain("arp", "ip saddr 1.2.3.4"), chain("arp", "frag id 1"),
+             chain("bridge", "ipsec in reqid 1"), chain("netdev", "rt nexthop 1.2.3.4"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
              std::string("table ip t {\n\tct timeout x { protocol sctp; policy = { established: 10 }; }\n}\n"),
@@ -594,6 +603,13 @@ TEST_SUITE("kernel") {
              chain("ip", "meta l4proto { tcp, 6, 6-6 } tcp dport 22 ip protocol { 0, 0 } tcp dport 22"),
              chain("ip", "ether type { ip, ip6 } ip6 saddr ::1"), chain("ip", "ether type { ip6, vlan } exthdr hbh exists"),
              chain("ip6", "ether type { ip6, ip } ip saddr 1.2.3.4"),
+             // what `set` writes; ARP where ARP passes, ipsec and rt nexthop with an IP family
+             chain("ip", "meta mark set 1 ct zone set 1 ct original zone set 1 tcp option maxseg size set 1360"),
+             chain("ip", "meta priority set 1:2 meta pkttype set host meta nftrace set 1 ct event set new ct label set 1 "
+                         "tcp option sack left set 1 ip dscp set 1"),
+             chain("ip", "ct secmark set meta secmark"), chain("ip", "jhash ip saddr mod 2 0 ip daddr 1.2.3.4"),
+             chain("arp", "arp operation request"), chain("netdev", "arp htype 1"), chain("inet", "ipsec in reqid 1"),
+             chain("bridge", "ether type ip rt nexthop 1.2.3.4"), chain("arp", "ether type ip rt nexthop 1.2.3.4"),
              // in inet, ip and ip6 tables `meta protocol` tells nft nothing
              chain("inet", "meta protocol ip6 reject with icmp port-unreachable"),
              chain("inet", "meta protocol { ip, ip6 } ip saddr 1.1.1.1"), chain("ip6", "ether type ip ct original saddr 1.2.3.4"),

@@ -556,6 +556,30 @@ TEST_SUITE("unit") {
         {"ip saddr 1.2.3.4 meta l4proto tcp tproxy to :80", "inet", error_code::invalid_address, 37, "needs `tproxy ip`"},
         {"ether type ip6 tcp dport 80 dnat to 1.2.3.4:80", "ip", error_code::invalid_address, 31, "conflicting protocols specified: ip6 vs. ip"},
         {"ether type ip snat to ::1", "ip6", error_code::invalid_address, 17, "after `ether type ip` in a table of family ip6"},
+        // what `set` can write: nft's grammar takes packet headers, meta and ct keys (nft: "syntax error,
+        // unexpected set", the caret at `set`); the kernel writes only some of those
+        {"hbh nexthdr set 1", "ip6", error_code::syntax, 15, "`hbh nexthdr` is an IPv6 extension header, which nft cannot set"},
+        {"rt classid set 1", "ip", error_code::syntax, 14, "`rt classid` is a routing expression"},
+        {"jhash ip saddr mod 2 set 1", "ip", error_code::syntax, 24, "is a hash"},
+        {"ct original saddr set 1.2.3.4", "ip", error_code::syntax, 21, "a ct key of one direction other than zone"},
+        {"meta l4proto set 6", "ip", error_code::invalid_value, 3, "meta l4proto cannot be set"},
+        {"ct original bytes set 1", "ip", error_code::invalid_value, 3, "ct bytes cannot be set"},
+        {"tcp option window count set 1", "ip", error_code::invalid_value, 3, "a TCP option field of 8 bits cannot be set"},
+        {"ip option ra value set 1", "ip", error_code::invalid_value, 3, "an IPv4 option cannot be set"},
+        {"ct secmark set 1", "ip", error_code::invalid_value, 18, "ct secmark must not be set to constant value"},
+        // the header a statement writes, and what a hash reads, tell the protocol as a match does
+        {"tcp dport set 1 udp dport 2", "inet", error_code::invalid_value, 19, "a header of udp after a match on tcp"},
+        {"meta l4proto tcp icmp type set 1", "inet", error_code::invalid_value, 20, "a header of icmp after a match on tcp"},
+        {"jhash tcp dport mod 2 0 udp dport 1", "ip", error_code::invalid_value, 27, "a header of udp after a match on tcp"},
+        {"meta mark set jhash ip saddr mod 2", "ip6", error_code::invalid_value, 23, "an ip header in a table of family ip6"},
+        // the arp family has no IP, the others no ARP; ipsec and rt nexthop need an IP family
+        {"arp operation request", "ip", error_code::invalid_value, 3, "conflicting protocols specified: ip vs. arp"},
+        {"arp htype 1", "inet", error_code::invalid_value, 3, "conflicting protocols specified: inet vs. arp"},
+        {"ip saddr 1.2.3.4", "arp", error_code::invalid_value, 3, "conflicting protocols specified: arp vs. ip"},
+        {"udp dport 53", "arp", error_code::invalid_value, 3, "conflicting protocols specified: arp vs. udp"},
+        {"frag id 1", "arp", error_code::invalid_value, 3, "cannot use exthdr with arp"},
+        {"ipsec in reqid 1", "bridge", error_code::invalid_value, 3, "ipsec expression is only valid in ip/ip6/inet tables"},
+        {"rt nexthop 1.2.3.4", "netdev", error_code::invalid_value, 3, "cannot determine ip protocol version"},
     };
     for (const auto& b : bad) {
       one_rule r(std::string(b.rule) + "\n\t}\n\tchain c2 {", b.family);
@@ -626,10 +650,25 @@ TEST_SUITE("unit") {
         "tcp dport vmap { 20-30 : accept, 31 : drop, 20-30 : accept }",
         // an `ether type` match switches the network protocol for what follows it
         "ether type ip6 ip6 saddr ::1 accept", "ether type ip6 hbh nexthdr 6 accept",
+        // what `set` writes (the kernel: meta mark, priority, pkttype, nftrace; ct mark, label, zone, event;
+        // TCP option fields of 16 and 32 bits; header fields)
+        "meta mark set 1", "meta priority set 1:2", "meta pkttype set host", "meta nftrace set 1", "ct mark set 1",
+        "ct zone set 1", "ct original zone set 1", "ct event set new", "ct label set 1", "ct secmark set meta secmark",
+        "tcp option maxseg size set 1360", "tcp option sack left set 1", "ip dscp set 1", "tcp dport set 1 tcp sport 2",
+        "jhash ip saddr mod 2 0 ip daddr 1.2.3.4",
     };
     for (const char* text : good) {
       one_rule r(text);
       CHECK_MESSAGE(r.r != nullptr, text, "\n", errors_of(r.parsed));
+    }
+    // the ARP header where ARP packets pass, ipsec in the IP families, rt nexthop once the family is told
+    for (const auto& [text, fam] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"arp operation request", "arp"}, {"arp operation request", "bridge"}, {"arp htype 1", "netdev"},
+             {"ether saddr 00:00:00:00:00:01 th dport 1", "arp"}, {"ipsec in reqid 1", "inet"},
+             {"ether type ip rt nexthop 1.2.3.4", "bridge"}, {"ip saddr 1.1.1.1 rt nexthop 1.2.3.4", "netdev"},
+             {"ether type ip rt nexthop 1.2.3.4", "arp"}, {"jhash ip saddr mod 2 0", "bridge"}}) {
+      one_rule r(text, fam);
+      CHECK_MESSAGE(r.r != nullptr, text, " in ", fam, "\n", errors_of(r.parsed));
     }
     // in an inet table the family of a NAT address comes from the statement or an earlier match
     for (const char* text : {"ct original ip saddr 1.2.3.4 accept", "meta nfproto ipv6 ct original saddr ::1 accept",

@@ -421,6 +421,30 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
   const expr& e = left_operand(whole);
   if (const auto* p = e.get<payload_expr>()) {
     if (p->inner != tunnel::none) return;  // a tunnelled packet's headers, not this packet's
+    // the arp family's packets are ARP: nothing of IP above the link layer (an IPv4 option and the IPv6
+    // extension headers are nft's exthdr expressions); the ARP header is not in an ip, ip6 or inet table
+    if (c.table_family == family::arp) switch (p->protocol) {
+        case header::ip: case header::ip6: case header::icmp: case header::igmp: case header::icmpv6: case header::ah:
+        case header::esp: case header::comp: case header::udp: case header::udplite: case header::tcp:
+        case header::dccp: case header::sctp:
+          throw rule_problem{e.where, error_code::invalid_value,
+                             fmt::format("a header of {} in a table of family arp (nft: \"conflicting protocols "
+                                         "specified: arp vs. {}\")",
+                                         name(p->protocol), name(p->protocol))};
+        case header::hbh: case header::rt: case header::rt0: case header::rt2: case header::srh: case header::frag:
+        case header::dst: case header::mh: case header::exthdr: case header::ip_option:
+          throw rule_problem{e.where, error_code::invalid_value,
+                             fmt::format("{} in a table of family arp (nft: \"cannot use exthdr with arp\")",
+                                         p->protocol == header::ip_option ? "an IPv4 option" : "an IPv6 extension header")};
+        default:
+          break;
+      }
+    if (p->protocol == header::arp &&
+        (c.table_family == family::ip || c.table_family == family::ip6 || c.table_family == family::inet))
+      throw rule_problem{e.where, error_code::invalid_value,
+                         fmt::format("an arp header in a table of family {} (nft: \"conflicting protocols specified: {} "
+                                     "vs. arp\")",
+                                     name(c.table_family), name(c.table_family))};
     if (const std::uint8_t n = transport_number(p->protocol)) {
       if (c.l4 && *c.l4 != n)
         throw rule_problem{e.where, error_code::invalid_value,
@@ -504,10 +528,13 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
     if (!has(fib_flag::saddr) && !has(fib_flag::daddr)) refuse("need either saddr or daddr");
   } else if (const auto* rt = e.get<rt_expr>()) {
     if (rt->key == rt_key::nexthop) {
-      if (rt->protocol == nfproto::none && c.table_family == family::inet && c.known() == nfproto::none)
+      if (rt->protocol == nfproto::none && c.table_family != family::ip && c.table_family != family::ip6 &&
+          c.known() == nfproto::none)
         throw rule_problem{e.where, error_code::invalid_value,
-                           "rt nexthop in a table of ip and ip6 packets needs `rt ip nexthop` or `rt ip6 nexthop`, or "
-                           "a match that tells the family before it (nft: \"cannot determine ip protocol version\")"};
+                           fmt::format("rt nexthop in a table of family {} needs `rt ip nexthop` or `rt ip6 nexthop`, or "
+                                       "a match that tells the family before it (nft: \"cannot determine ip protocol "
+                                       "version\")",
+                                       name(c.table_family))};
       if ((rt->protocol == nfproto::ip6 && c.table_family == family::ip) ||
           (rt->protocol == nfproto::ip && c.table_family == family::ip6))
         throw rule_problem{e.where, error_code::invalid_value,
@@ -516,10 +543,18 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
                                        rt->protocol == nfproto::ip ? "ip" : "ip6")};
     }
 
+  } else if (e.is<ipsec_expr>()) {
+    if (c.table_family != family::ip && c.table_family != family::ip6 && c.table_family != family::inet)
+      throw rule_problem{e.where, error_code::invalid_value,
+                         fmt::format("ipsec in a table of family {} (nft: \"ipsec expression is only valid in "
+                                     "ip/ip6/inet tables\")",
+                                     name(c.table_family))};
   } else if (const auto* cc = e.get<concat_expr>()) {
     for (const auto& item : cc->items) scan_selectors(item, equal, c);
   } else if (const auto* mp = e.get<map_expr>()) {
     scan_selectors(*mp->key(), equal, c);
+  } else if (const auto* h = e.get<hash_expr>(); h != nullptr && h->spec->key != nullptr) {
+    scan_selectors(*h->spec->key, equal, c);  // nft adds the dependencies of what it hashes: `jhash ip saddr`
   }
 }
 // The address family a NAT or tproxy statement works in: the table's (ip, ip6), the statement's `ip` /
@@ -645,6 +680,53 @@ bool vlan_ether_type(const expr& v) noexcept {
 /// nft's checks of a log statement's options (evaluate.c stmt_evaluate_log): `group`, `snaplen` and
 /// `queue-threshold` log through nflog, which has no level and no flags; `level audit` takes no other
 /// option.
+// What the kernel writes where nft's grammar takes `TARGET set VALUE` (nft_meta_set_init, nft_ct_set_init,
+// nft_exthdr_tcp_set_init): a meta mark, priority, pkttype, nftrace, secmark (or broute); a ct mark, label,
+// zone, event mask or secmark, and the helper, timeout and expectation objects; a TCP option field of 16 or
+// 32 bits. Any other meta or ct key, an IPv4 option, an SCTP chunk field, and the kernel refuses the rule
+// ("Operation not supported").
+void check_settable(const expr& target) {
+  std::string what;
+  if (const auto* m = target.get<meta_expr>()) {
+    switch (m->key) {
+      case meta_key::mark: case meta_key::priority: case meta_key::pkttype: case meta_key::nftrace:
+      case meta_key::secmark: case meta_key::broute:
+        return;
+      default:
+        what = fmt::format("meta {}", name(m->key));
+    }
+  } else if (const auto* c = target.get<ct_expr>()) {
+    switch (c->key) {
+      case ct_key::mark: case ct_key::label: case ct_key::zone: case ct_key::event: case ct_key::secmark:
+      case ct_key::helper: case ct_key::timeout: case ct_key::expectation:
+      // (an address or port without a direction: nft's evaluation refuses it in words of its own)
+      case ct_key::saddr: case ct_key::daddr: case ct_key::proto_src: case ct_key::proto_dst:
+        return;
+      default:
+        what = fmt::format("ct {}", name(c->key));
+    }
+  } else if (const auto* p = target.get<payload_expr>()) {
+    if (p->protocol == header::ip_option) {
+      what = "an IPv4 option";
+    } else if (p->protocol == header::sctp_chunk) {
+      what = "an SCTP chunk field";
+    } else if (p->protocol == header::tcp_option) {
+      const auto bits = type_of(*p).bits;
+      if (bits == 16 || bits == 32) return;
+      what = fmt::format("a TCP option field of {} bits", bits);
+    } else {
+      return;
+    }
+  } else {
+    return;
+  }
+  throw rule_problem{target.where, error_code::invalid_value,
+                     fmt::format("{} cannot be set: the kernel writes only a meta mark, priority, pkttype, nftrace or "
+                                 "secmark, a ct mark, label, zone, event or secmark, and TCP option fields of 16 or 32 "
+                                 "bits (the kernel: \"Operation not supported\")",
+                                 what)};
+}
+
 void check_log(const log_stmt& l, const stmt& s) {
   const auto refuse = [&s](std::string_view message) { throw rule_problem{s.where, error_code::invalid_value, std::string(message)}; };
   const bool nflog = (l.present & (2 | 4 | 8)) != 0;
@@ -885,8 +967,20 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       }
     } else if (const auto* vm = s.get<verdict_map_stmt>(); vm != nullptr && vm->key != nullptr) {
       scan_selectors(*vm->key, true, c);
-    } else if (const auto* mg = s.get<mangle_stmt>(); mg != nullptr && mg->value != nullptr && mg->value->is<map_expr>()) {
-      scan_selectors(*mg->value, true, c);  // the map's key: `meta mark set tcp dport map { 22 : 1 }`
+    } else if (const auto* mg = s.get<mangle_stmt>()) {
+      // nft adds the dependencies of the header it writes (`tcp dport set 1 udp dport 1` conflicts) and of
+      // what the value reads: a header, a hash, a map's key (`meta mark set tcp dport map { 22 : 1 }`)
+      check_settable(*mg->target);
+      // the ct secmark comes from the packet's (`ct secmark set meta secmark`); a constant is a secmark object's job
+      if (const auto* ck = mg->target->get<ct_expr>(); ck != nullptr && ck->key == ct_key::secmark &&
+                                                       mg->value != nullptr &&
+                                                       (mg->value->is<integer_expr>() || mg->value->is<symbol_expr>() ||
+                                                        mg->value->is<string_expr>()))
+        throw rule_problem{mg->value->where, error_code::invalid_value,
+                           "ct secmark set to a constant: it takes the packet's (`ct secmark set meta secmark`) (nft: "
+                           "\"ct secmark must not be set to constant value\")"};
+      scan_selectors(*mg->target, true, c);
+      if (mg->value != nullptr) scan_selectors(*mg->value, true, c);
     } else if (const auto* rj = s.get<reject_stmt>()) {
       check_reject(table_family, c, *rj, s);
     } else if (const auto* lg = s.get<log_stmt>()) {
