@@ -236,7 +236,9 @@ struct queue_flag_fanout : kw_fanout {};
 struct queue_stmt_flag : sor<queue_flag_bypass, queue_flag_fanout> {};
 struct queue_stmt_flags : list<queue_stmt_flag, seq<sp, one<','>, sp>> {};
 struct queue_number : seq<stmt_expr> {};
-struct queue_arg : sor<seq<kw_flags, sp, queue_stmt_flags>, seq<kw_num, sp, queue_number>, seq<kw_to, sp, queue_number>, queue_stmt_flags> {};
+/// `num N` takes a number or a range (`queue_stmt_expr_simple`); `to` also a numgen, a hash or a map.
+struct queue_num_number : queue_number {};
+struct queue_arg : sor<seq<kw_flags, sp, queue_stmt_flags>, seq<kw_num, sp, queue_num_number>, seq<kw_to, sp, queue_number>, queue_stmt_flags> {};
 /// `queue [flags bypass,fanout] [num N|to EXPR]`, and the older `queue num 1-3 bypass`.
 struct queue_stmt : seq<kw_queue, star<sp1, queue_arg>> {};
 struct dup_address : seq<stmt_expr> {};

@@ -580,6 +580,28 @@ TEST_SUITE("unit") {
         {"frag id 1", "arp", error_code::invalid_value, 3, "cannot use exthdr with arp"},
         {"ipsec in reqid 1", "bridge", error_code::invalid_value, 3, "ipsec expression is only valid in ip/ip6/inet tables"},
         {"rt nexthop 1.2.3.4", "netdev", error_code::invalid_value, 3, "cannot determine ip protocol version"},
+        // each TCP option has its fields (nft: "syntax error, unexpected left")
+        {"tcp option eol left 1", "ip", error_code::syntax, 18, "tcp option eol has no field left"},
+        {"tcp option window size 1", "ip", error_code::syntax, 21, "tcp option window has no field size"},
+        {"tcp option nop length 1", "ip", error_code::syntax, 18, "tcp option nop has no field length"},
+        // a ct address without ip/ip6 is typed by the constant beside it, which a set or map key lacks
+        {"ct original saddr vmap { 1.1.1.1 : accept }", "ip", error_code::invalid_value, 3,
+         "specify either ip or ip6 for address matching"},
+        {"meta mark set ct original daddr map { 1.1.1.1 : 1 }", "ip", error_code::invalid_value, 17,
+         "ct original daddr without `ip` or `ip6`"},
+        {"ct original saddr . meta mark { 1.1.1.1 . 0x14 }", "ip", error_code::invalid_value, 3, "specify either ip or ip6"},
+        {"ct saddr { 1.1.1.1, 2.2.2.2 }", "ip6", error_code::invalid_value, 3, "specify either ip or ip6"},
+        // a NAT map's data are addresses of the statement's family
+        {"dnat ip6 to ip daddr map { 1.1.1.1 : 1.2.3.4 }", "inet", error_code::invalid_address, 40,
+         "an IPv4 address where the NAT statement works on ip6"},
+        {"meta l4proto tcp dnat to ip daddr map { 1.1.1.1 : ::1 . 80 }", "ip", error_code::invalid_address, 53,
+         "an IPv6 address where the NAT statement works on ip"},
+        {"meta nfproto ipv6 ct original ip saddr 1.2.3.4", "inet", error_code::invalid_value, 21,
+         "a ct ip address after meta nfproto ipv6"},
+        {"meta nfproto { ipv4 } ip6 saddr ::1", "inet", error_code::invalid_value, 25, "an ip6 header after meta nfproto ipv4"},
+        // `queue num` takes a number or a range, `queue to` also a numgen, a hash or a map
+        {"queue num symhash mod 2", "ip", error_code::syntax, 13, "queue num takes a number or a range"},
+        {"queue to oif", "ip", error_code::syntax, 12, "queue to takes a number or a range, a numgen"},
     };
     for (const auto& b : bad) {
       one_rule r(std::string(b.rule) + "\n\t}\n\tchain c2 {", b.family);
@@ -656,6 +678,10 @@ TEST_SUITE("unit") {
         "ct zone set 1", "ct original zone set 1", "ct event set new", "ct label set 1", "ct secmark set meta secmark",
         "tcp option maxseg size set 1360", "tcp option sack left set 1", "ip dscp set 1", "tcp dport set 1 tcp sport 2",
         "jhash ip saddr mod 2 0 ip daddr 1.2.3.4",
+        "tcp option sack3 right 1", "tcp option timestamp tsecr 1", "tcp option mptcp subtype 1", "tcp option md5sig length 1",
+        "ct original saddr { 1.1.1.0/24 }", "ct original saddr 1.1.1.1-1.1.1.3", "ct original ip saddr . meta mark { 1.1.1.1 . 0x14 }",
+        "meta mark set jhash ct original saddr mod 2", "dnat to ip daddr map { 1.1.1.1 : 1.2.3.0/24 }",
+        "queue to jhash oif . meta mark mod 32", "queue flags bypass to oifname map { \"eth0\" : 0 }", "queue num 2-3",
     };
     for (const char* text : good) {
       one_rule r(text);

@@ -1173,6 +1173,44 @@ struct action<g::tcp_option_kind> {
     }
   }
 };
+/// The fields nft's grammar gives each TCP option (parser_bison.y `tcp_hdr_option_kind_and_field`): a
+/// length to all but eol and nop, a size to maxseg, a count to window, left and right edges to the sack
+/// blocks, tsval and tsecr to timestamp, a subtype to mptcp. An option given by number takes a length only.
+template <>
+struct action<g::tcp_option_expr> {
+  template <class In>
+  static void apply(const In& in, state& st) {
+    const payload_expr& p = st.sel.payload;
+    if (p.protocol != header::tcp_option || p.field == header_field::none || p.field == header_field::type ||
+        p.length != 0)
+      return;
+    // `option KIND FIELD`: the kind as written, and where the field starts
+    const std::string_view t = text(in);
+    std::size_t a = t.find_first_of(" \t");
+    while (a < t.size() && (t[a] == ' ' || t[a] == '\t')) ++a;
+    std::size_t b = t.find_first_of(" \t", a);
+    const std::string_view kind = t.substr(a, b - a);
+    while (b < t.size() && (t[b] == ' ' || t[b] == '\t')) ++b;
+    const bool named = !kind.empty() && !g::is_digit(kind.front());
+    bool fits = false;
+    switch (p.field) {
+      case header_field::length: fits = !named || (p.option != 0 && p.option != 1); break;
+      case header_field::size: fits = named && p.option == 2; break;
+      case header_field::count: fits = named && p.option == 3; break;
+      case header_field::left: case header_field::right: fits = named && p.option == 5; break;
+      case header_field::tsval: case header_field::tsecr: fits = named && p.option == 8; break;
+      case header_field::subtype: fits = named && p.option == 30; break;
+      default: fits = true;
+    }
+    if (fits) return;
+    const std::string_view field = t.substr(b);
+    throw syntax_error{st.offset(in.begin()) + static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(field.size()),
+                       error_code::syntax,
+                       fmt::format("unexpected '{}': tcp option {} has no field {} (nft: \"syntax error, unexpected "
+                                   "{}\")",
+                                   field, kind, field, field)};
+  }
+};
 template <>
 struct action<g::tcp_option_raw_offset> {
   template <class In>
@@ -2549,9 +2587,25 @@ template <>
 struct action<g::queue_flag_bypass> : queue_flag_action<queue_flag::bypass> {};
 template <>
 struct action<g::queue_flag_fanout> : queue_flag_action<queue_flag::fanout> {};
+/// The queue numbers nft's grammar takes: after `num` a number or a range (`queue_stmt_expr_simple`),
+/// after `to` also a numgen, a hash or a map (`queue_stmt_expr`); a bare selector is neither.
+void take_queue_number(state& st, bool simple) {
+  const expr* n = st.pop_keep();
+  const bool number = n->is<integer_expr>() || n->is<range_expr>() || n->is<symbol_expr>();
+  if (!number && (simple || !(n->is<numgen_expr>() || n->is<hash_expr>() || n->is<map_expr>())))
+    throw syntax_error{n->where.offset, n->where.length, error_code::syntax,
+                       fmt::format("unexpected `{}`: queue {} takes a number or a range{} (nft: \"syntax error\")",
+                                   st.src.text().substr(n->where.offset, n->where.length), simple ? "num" : "to",
+                                   simple ? "" : ", a numgen, a hash or a map")};
+  st.sx.queue.number = n;
+}
 template <>
 struct action<g::queue_number> {
-  static void apply0(state& st) { st.sx.queue.number = st.pop_keep(); }
+  static void apply0(state& st) { take_queue_number(st, false); }
+};
+template <>
+struct action<g::queue_num_number> {
+  static void apply0(state& st) { take_queue_number(st, true); }
 };
 template <>
 struct action<g::queue_stmt> {

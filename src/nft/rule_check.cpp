@@ -600,16 +600,27 @@ void check_family(family table_family, const rule_context& c, nfproto written, c
                                  "statement's name, or a match on ip or ip6 before it (nft: \"ip or ip6 must be "
                                  "specified with address for inet tables\")",
                                  what));
-  const auto* a = address->get<address_expr>();
-  if (const auto* r = address->get<range_expr>()) a = r->low()->get<address_expr>();
-  if (const auto* p = address->get<prefix_expr>()) a = p->value->get<address_expr>();
-  if (a != nullptr) {
+  if (fam == nfproto::none) return;
+  // an address, a range or prefix of them, or the address part of `address . port`
+  const auto check_address = [&](const expr& at) {
+    const expr* e = &at;
+    if (const auto* cc = e->get<concat_expr>(); cc != nullptr && !cc->items.empty()) e = &cc->items[0];
+    const auto* a = e->get<address_expr>();
+    if (const auto* r = e->get<range_expr>()) a = r->low()->get<address_expr>();
+    if (const auto* p = e->get<prefix_expr>()) a = p->value->get<address_expr>();
+    if (a == nullptr) return;
     const nfproto af = a->address().family == ip_family::ipv4 ? nfproto::ip : nfproto::ip6;
-    if (fam != nfproto::none && af != fam)
-      fail(address, s, fmt::format("an {} address where the {} statement works on {} (nft: \"Address family for "
-                                   "hostname not supported\")",
-                                   af == nfproto::ip ? "IPv4" : "IPv6", what, fam == nfproto::ip ? "ip" : "ip6"));
-  }
+    if (af != fam)
+      fail(e, s, fmt::format("an {} address where the {} statement works on {} (nft: \"Address family for "
+                             "hostname not supported\")",
+                             af == nfproto::ip ? "IPv4" : "IPv6", what, fam == nfproto::ip ? "ip" : "ip6"));
+  };
+  if (!address->is<concat_expr>()) check_address(*address);
+  // the data of an anonymous map: `dnat ip6 to ip daddr map { 1.1.1.1 : 1.2.3.4 }` is refused
+  const auto* mp = address->get<map_expr>();
+  if (const auto* set = mp != nullptr && mp->mapping() != nullptr ? mp->mapping()->get<set_expr>() : nullptr)
+    for (const auto& el : set->elements)
+      if (el.data != nullptr) check_address(*el.data);
 }
 
 /// `ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }`: an anonymous map whose data are address . port, which
@@ -783,6 +794,47 @@ void check_not_empty(const expr* e) {
 // does, and nft never merges a map's: two of its elements that share keys are refused. (An anonymous set is
 // merged.) Maps a statement holds at its top: a verdict map, or a map as a mangle value, a NAT address or
 // port, a queue number or an object name.
+// `ct [original|reply] saddr` without `ip` or `ip6` has a type only where a constant beside it tells it
+// (`ct original saddr 1.2.3.4`, also a prefix, a range or a set of one element, which nft makes a compare).
+// As a key of a set or map, or a part of a concatenation, nft cannot type it: "specify either ip or ip6 for
+// address matching".
+void check_typed_key(const expr& key) {
+  if (const auto* cc = key.get<concat_expr>()) {
+    for (const auto& item : cc->items) check_typed_key(item);
+    return;
+  }
+  const auto* ct = key.get<ct_expr>();
+  if (ct == nullptr || ct->protocol != nfproto::none || (ct->key != ct_key::saddr && ct->key != ct_key::daddr)) return;
+  throw rule_problem{key.where, error_code::invalid_value,
+                     fmt::format("ct {}{}{} without `ip` or `ip6` as the key of a set or map or as part of a "
+                                 "concatenation: nft cannot tell its type (nft: \"specify either ip or ip6 for address "
+                                 "matching\")",
+                                 ct->direction == ct_direction::none ? "" : name(ct->direction),
+                                 ct->direction == ct_direction::none ? "" : " ", name(ct->key))};
+}
+/// The keys of the maps a statement holds at its top (see check_anonymous_maps) and of its lookups.
+void check_typed_keys(const stmt& s) {
+  const auto top = [](const expr* e) {
+    if (const auto* m = e != nullptr ? e->get<map_expr>() : nullptr) check_typed_key(*m->key());
+  };
+  if (const auto* m = s.get<match_stmt>()) {
+    const auto* set = m->right->get<set_expr>();
+    if (m->left->is<concat_expr>() || m->right->is<set_ref_expr>() || (set != nullptr && set->elements.size() >= 2))
+      check_typed_key(*m->left);
+  } else if (const auto* v = s.get<verdict_map_stmt>()) {
+    check_typed_key(*v->key);
+  } else if (const auto* g = s.get<mangle_stmt>()) {
+    top(g->value);
+  } else if (const auto* n = s.get<nat_stmt>()) {
+    top(n->address);
+    top(n->port);
+  } else if (const auto* q = s.get<queue_stmt>()) {
+    top(q->number);
+  } else if (const auto* o = s.get<objref_stmt>()) {
+    top(o->name);
+  }
+}
+
 void check_anonymous_map(const expr* key, const expr* mapping) {
   if (key == nullptr || mapping == nullptr || key->is<concat_expr>()) return;
   const auto* set = mapping->get<set_expr>();
@@ -831,6 +883,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                          "a statement after a terminal statement has no effect (nft: \"Statement after terminal "
                          "statement has no effect\")"};
     check_anonymous_maps(s);
+    check_typed_keys(s);
     if (const auto* m = s.get<match_stmt>()) {
       if (m->op == relational_op::neg && m->left->is<binop_expr>())
         throw rule_problem{s.where, error_code::invalid_value,
@@ -958,8 +1011,12 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       if (const auto* key = m->left->get<meta_expr>();
           key != nullptr && key->key == meta_key::nfproto && m->op != relational_op::neq) {
         std::optional<std::uint64_t> v;
-        if (const auto* n = m->right->get<integer_expr>()) v = n->value;
-        if (const auto* w = m->right->get<symbol_expr>()) v = types::symbol_value(w->name, datatype::nf_proto);
+        const expr* value = m->right;  // (a set of one is that one: `meta nfproto { ipv6 }`)
+        if (const auto* one = value->get<set_expr>(); one != nullptr && one->elements.size() == 1 &&
+                                                      one->elements[0].key != nullptr)
+          value = one->elements[0].key;
+        if (const auto* n = value->get<integer_expr>()) v = n->value;
+        if (const auto* w = value->get<symbol_expr>()) v = types::symbol_value(w->name, datatype::nf_proto);
         if (v && c.nfproto_value == nfproto::none) {
           c.nfproto_value = *v == 2 ? nfproto::ip : *v == 10 ? nfproto::ip6 : nfproto::none;
           c.nfproto_value_at = m->left;
@@ -1114,6 +1171,12 @@ void check_all(family table_family, std::span<const stmt> stmts) {
     conflict(c.ip_at, "an ip header after meta nfproto ipv6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
   if (c.nfproto_value == nfproto::ip && after_nfproto(c.ip6_at))
     conflict(c.ip6_at, "an ip6 header after meta nfproto ipv4 (nft: \"conflicting protocols specified: ip vs. ip6\")");
+  if (c.nfproto_value == nfproto::ip6 && after_nfproto(c.ct_ip_at))
+    conflict(c.ct_ip_at,
+             "a ct ip address after meta nfproto ipv6 (nft: \"conflicting protocols specified: ip6 vs. ip\")");
+  if (c.nfproto_value == nfproto::ip && after_nfproto(c.ct_ip6_at))
+    conflict(c.ct_ip6_at,
+             "a ct ip6 address after meta nfproto ipv4 (nft: \"conflicting protocols specified: ip vs. ip6\")");
   if (table_family != family::inet && c.nfproto_at)
     conflict(c.nfproto_at, "meta nfproto outside an inet table (nft: \"meta nfproto is only useful in the inet family\")");
 }
