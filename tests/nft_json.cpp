@@ -779,6 +779,14 @@ TEST_CASE("a JSON rule is refused where nft's evaluation refuses it, as in text"
     CHECK(message.find("conflicting protocols specified: tcp vs. udp") != std::string::npos);
     CHECK(at == R"({"payload": {"protocol": "udp", "field": "dport"}})");
   }
+  SUBCASE("a mangle key nft's JSON reader does not take, and one the kernel does not write") {
+    const auto [message, at] = refused("ip", R"([{"mangle": {"key": {"fib": {"result": "oif", "flags": ["daddr"]}}, "value": 1}}])");
+    CHECK(message == "a fib lookup cannot be set (nft: \"Invalid mangle statement key\")");
+    CHECK(at == R"({"fib": {"result": "oif", "flags": ["daddr"]}})");
+    const auto [message2, at2] = refused("ip", R"([{"mangle": {"key": {"meta": {"key": "l4proto"}}, "value": 6}}])");
+    CHECK(message2.find("meta l4proto cannot be set") == 0);
+    CHECK(message2.find("(the kernel: \"Operation not supported\")") != std::string::npos);
+  }
   SUBCASE("a statement after a terminal statement") {
     const auto [message, at] = refused("ip", R"([{"accept": null}, {"counter": null}])");
     CHECK(message.find("Statement after terminal statement has no effect") != std::string::npos);

@@ -1891,38 +1891,6 @@ template <>
 struct action<g::vmap_tail> {
   static void apply0(state& st) { st.sx.tail_vmap = true; }
 };
-/// What `TARGET set VALUE` cannot write, as nft's grammar has it: only a header field of the packet (not an
-/// IPv6 extension header, not a tunnelled packet's header), a meta key, and a ct key (with a direction,
-/// only zone, bytes, packets and avgpkt) are targets of `set` (parser_bison.y payload_stmt, meta_stmt,
-/// ct_stmt). Nothing when `target` is one.
-std::optional<std::string_view> unsettable(const expr& target) {
-  if (const auto* p = target.get<payload_expr>()) {
-    if (p->inner != tunnel::none) return "a header of a tunnelled packet";
-    switch (p->protocol) {
-      case header::hbh: case header::rt: case header::rt0: case header::rt2: case header::srh: case header::frag:
-      case header::dst: case header::mh: case header::exthdr:
-        return "an IPv6 extension header";
-      default:
-        return std::nullopt;
-    }
-  }
-  if (const auto* c = target.get<ct_expr>())
-    return c->direction == ct_direction::none || c->key == ct_key::zone || c->key == ct_key::bytes ||
-                   c->key == ct_key::packets || c->key == ct_key::avgpkt
-               ? std::nullopt
-               : std::optional<std::string_view>("a ct key of one direction other than zone, bytes, packets and avgpkt");
-  if (target.is<meta_expr>()) return std::nullopt;
-  return target.is<rt_expr>()       ? "a routing expression"
-         : target.is<fib_expr>()    ? "a fib lookup"
-         : target.is<socket_expr>() ? "a socket expression"
-         : target.is<osf_expr>()    ? "an osf expression"
-         : target.is<ipsec_expr>()  ? "an ipsec expression"
-         : target.is<numgen_expr>() ? "a number generator"
-         : target.is<hash_expr>()   ? "a hash"
-         : target.is<tunnel_expr>() ? "a tunnel expression"
-                                    : "this expression";
-}
-
 template <>
 struct action<g::expr_stmt> {
   template <class In>

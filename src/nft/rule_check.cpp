@@ -691,12 +691,17 @@ bool vlan_ether_type(const expr& v) noexcept {
 /// nft's checks of a log statement's options (evaluate.c stmt_evaluate_log): `group`, `snaplen` and
 /// `queue-threshold` log through nflog, which has no level and no flags; `level audit` takes no other
 /// option.
+
 // What the kernel writes where nft's grammar takes `TARGET set VALUE` (nft_meta_set_init, nft_ct_set_init,
 // nft_exthdr_tcp_set_init): a meta mark, priority, pkttype, nftrace, secmark (or broute); a ct mark, label,
 // zone, event mask or secmark, and the helper, timeout and expectation objects; a TCP option field of 16 or
 // 32 bits. Any other meta or ct key, an IPv4 option, an SCTP chunk field, and the kernel refuses the rule
 // ("Operation not supported").
 void check_settable(const expr& target) {
+  // (nft text stops at `set` with a syntax error; nft's JSON reader takes no such key either)
+  if (const auto not_a_target = unsettable(target))
+    throw rule_problem{target.where, error_code::invalid_value,
+                       fmt::format("{} cannot be set (nft: \"Invalid mangle statement key\")", *not_a_target)};
   std::string what;
   if (const auto* m = target.get<meta_expr>()) {
     switch (m->key) {
@@ -1486,6 +1491,34 @@ std::optional<rule_problem> check_constants(std::span<const stmt> stmts) {
     return std::move(p);
   }
   return std::nullopt;
+}
+
+std::optional<std::string_view> unsettable(const expr& target) noexcept {
+  if (const auto* p = target.get<payload_expr>()) {
+    if (p->inner != tunnel::none) return "a header of a tunnelled packet";
+    switch (p->protocol) {
+      case header::hbh: case header::rt: case header::rt0: case header::rt2: case header::srh: case header::frag:
+      case header::dst: case header::mh: case header::exthdr:
+        return "an IPv6 extension header";
+      default:
+        return std::nullopt;
+    }
+  }
+  if (const auto* c = target.get<ct_expr>())
+    return c->direction == ct_direction::none || c->key == ct_key::zone || c->key == ct_key::bytes ||
+                   c->key == ct_key::packets || c->key == ct_key::avgpkt
+               ? std::nullopt
+               : std::optional<std::string_view>("a ct key of one direction other than zone, bytes, packets and avgpkt");
+  if (target.is<meta_expr>()) return std::nullopt;
+  return target.is<rt_expr>()       ? "a routing expression"
+         : target.is<fib_expr>()    ? "a fib lookup"
+         : target.is<socket_expr>() ? "a socket expression"
+         : target.is<osf_expr>()    ? "an osf expression"
+         : target.is<ipsec_expr>()  ? "an ipsec expression"
+         : target.is<numgen_expr>() ? "a number generator"
+         : target.is<hash_expr>()   ? "a hash"
+         : target.is<tunnel_expr>() ? "a tunnel expression"
+                                    : "this expression";
 }
 
 std::optional<rule_problem> check_rule(family table_family, std::span<const stmt> stmts) {

@@ -39,6 +39,12 @@ struct rule_problem {
 ///  - a queue number above 65535.
 /// The first problem found, or nothing when nft would take the rule.
 [[nodiscard]] std::optional<rule_problem> check_rule(family table_family, std::span<const stmt> stmts);
+/// What `TARGET set VALUE` cannot write, as nft's grammar has it: only a header field of the packet (not an
+/// IPv6 extension header, not a tunnelled packet's header), a meta key, and a ct key (with a direction,
+/// only zone, bytes, packets and avgpkt) are targets of `set` (parser_bison.y payload_stmt, meta_stmt,
+/// ct_stmt). What `target` is when it is not one ("an IPv6 extension header", "a fib lookup"); nothing when
+/// it is.
+[[nodiscard]] std::optional<std::string_view> unsettable(const expr& target) noexcept;
 
 /// What nft refuses in a set or map declaration written in text: a type name that is no datatype ("unknown
 /// datatype"), `auto-merge` without `flags interval`. Spans into `text` (the source the set's names
