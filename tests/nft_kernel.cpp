@@ -621,6 +621,11 @@ TEST_SUITE("kernel") {
              chain("ip", "ct original saddr { 1.1.1.0/24 } ct original daddr 1.1.1.1-1.1.1.3"),
              chain("ip", "ct original ip saddr . meta mark { 1.1.1.1 . 0x14 }"),
              chain("ip", "meta mark set jhash ct original saddr mod 2"), chain("ip", "dnat to ip daddr map { 1.1.1.1 : 1.2.3.0/24 }"),
+             chain("arp", "ether type ip ip saddr 1.2.3.4"), chain("arp", "meta l4proto tcp tcp dport set 1"),
+             chain("arp", "ether type ip6 frag id 1"), chain("ip", "ether type arp arp operation request"),
+             chain("inet", "vlan id 1 arp operation request"), chain("inet", "vlan type ip rt nexthop 1.2.3.4"),
+             chain("inet", "frag id 1 rt nexthop ::1"), chain("bridge", "meta protocol { ip } rt nexthop 1.2.3.4"),
+             chain("ip6", "vlan type ip ip saddr 1.2.3.4"), chain("inet", "icmp id set 1 ct original saddr 1.2.3.4"),
              // in inet, ip and ip6 tables `meta protocol` tells nft nothing
              chain("inet", "meta protocol ip6 reject with icmp port-unreachable"),
              chain("inet", "meta protocol { ip, ip6 } ip saddr 1.1.1.1"), chain("ip6", "ether type ip ct original saddr 1.2.3.4"),

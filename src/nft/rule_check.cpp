@@ -343,6 +343,13 @@ struct rule_context {
   const expr* ip_option_at = nullptr;   // the first IPv4 option (`ip option rr`)
   const expr* ct_ip_at = nullptr;   // `ct [dir] ip saddr|daddr`
   const expr* ct_ip6_at = nullptr;  // `ct [dir] ip6 saddr|daddr`
+  // a link-layer type match (`ether type`, `vlan type`, not `!=`) came earlier: the network header is the one
+  // it names (in an arp table, `ether type ip ip saddr 1.2.3.4` loads; `ether type arp arp operation request`
+  // in an ip table)
+  bool link_type_told = false;
+  // an earlier link-layer expression (an ether or vlan header, `meta iiftype`): in an inet table the ARP
+  // header may follow it
+  bool link_seen = false;
   /// The network protocol the rule's matches so far are for: an ip or ip6 header, `meta nfproto`, or a
   /// match that implies one; none when nothing tells.
   [[nodiscard]] nfproto known() const noexcept {
@@ -423,7 +430,10 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
     if (p->inner != tunnel::none) return;  // a tunnelled packet's headers, not this packet's
     // the arp family's packets are ARP: nothing of IP above the link layer (an IPv4 option and the IPv6
     // extension headers are nft's exthdr expressions); the ARP header is not in an ip, ip6 or inet table
-    if (c.table_family == family::arp) switch (p->protocol) {
+    // (an earlier `ether type` or `vlan type` names the network header; an earlier `meta l4proto` the
+    // transport one)
+    const bool network = p->protocol == header::ip || p->protocol == header::ip6;
+    if (c.table_family == family::arp && !c.link_type_told && (network || !c.l4)) switch (p->protocol) {
         case header::ip: case header::ip6: case header::icmp: case header::igmp: case header::icmpv6: case header::ah:
         case header::esp: case header::comp: case header::udp: case header::udplite: case header::tcp:
         case header::dccp: case header::sctp:
@@ -439,12 +449,13 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
         default:
           break;
       }
-    if (p->protocol == header::arp &&
+    if (p->protocol == header::arp && !c.link_type_told && !(c.table_family == family::inet && c.link_seen) &&
         (c.table_family == family::ip || c.table_family == family::ip6 || c.table_family == family::inet))
       throw rule_problem{e.where, error_code::invalid_value,
                          fmt::format("an arp header in a table of family {} (nft: \"conflicting protocols specified: {} "
                                      "vs. arp\")",
                                      name(c.table_family), name(c.table_family))};
+    if (p->protocol == header::ether || p->protocol == header::vlan) c.link_seen = true;
     if (const std::uint8_t n = transport_number(p->protocol)) {
       if (c.l4 && *c.l4 != n)
         throw rule_problem{e.where, error_code::invalid_value,
@@ -507,6 +518,7 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
                                      which)};
     }
   } else if (const auto* m = e.get<meta_expr>()) {
+    if (m->key == meta_key::iiftype) c.link_seen = true;
     c.transport = c.transport || (equal && m->key == meta_key::l4proto);
     if (m->key == meta_key::nfproto && !c.nfproto_at) c.nfproto_at = &e;
     // the bridge port keys come from the kernel's bridge meta module, which only the bridge family has
@@ -528,8 +540,9 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
     if (!has(fib_flag::saddr) && !has(fib_flag::daddr)) refuse("need either saddr or daddr");
   } else if (const auto* rt = e.get<rt_expr>()) {
     if (rt->key == rt_key::nexthop) {
+      // (an IPv4 option, an IPv6 extension header or a link-layer type match tells nft the family too)
       if (rt->protocol == nfproto::none && c.table_family != family::ip && c.table_family != family::ip6 &&
-          c.known() == nfproto::none)
+          c.known() == nfproto::none && !c.link_type_told && c.ip_option_at == nullptr && c.ip6_exthdr_at == nullptr)
         throw rule_problem{e.where, error_code::invalid_value,
                            fmt::format("rt nexthop in a table of family {} needs `rt ip nexthop` or `rt ip6 nexthop`, or "
                                        "a match that tells the family before it (nft: \"cannot determine ip protocol "
@@ -674,11 +687,18 @@ nfproto network_value(const expr& v, bool nfproto_key) noexcept {
 }
 
 /// `ether type ip|ip6` (or 0x0800 / 0x86dd): the network protocol it tells, none otherwise.
-nfproto ether_type_family(const match_stmt& m) noexcept {
+/// `ether type X` or `vlan type X` (not `!=`): a match that names the network header above the link layer.
+bool link_type_match(const match_stmt& m) noexcept {
   const auto* p = m.left->get<payload_expr>();
-  if (p == nullptr || p->protocol != header::ether || p->field != header_field::type || m.op == relational_op::neq)
-    return nfproto::none;
-  return network_value(*m.right, false);
+  return p != nullptr && (p->protocol == header::ether || p->protocol == header::vlan) && p->inner == tunnel::none &&
+         p->field == header_field::type && m.op != relational_op::neq;
+}
+nfproto ether_type_family(const match_stmt& m) noexcept {
+  if (!link_type_match(m)) return nfproto::none;
+  const expr* v = m.right;  // (a set of one is that one: `ether type { ip }`)
+  if (const auto* one = v->get<set_expr>(); one != nullptr && one->elements.size() == 1 && one->elements[0].key != nullptr)
+    v = one->elements[0].key;
+  return network_value(*v, false);
 }
 
 /// Whether an `ether type` value is a VLAN tag's (802.1Q or 802.1ad), which a vlan header follows.
@@ -795,10 +815,40 @@ void check_not_empty(const expr* e) {
     throw rule_problem{e->where, error_code::invalid_value, "an empty set (nft: \"Set is empty\")"};
 }
 
+// The maps a statement holds at its top: a verdict map, or a map as a mangle value, a NAT address or port, a
+// queue number or an object name. Calls `f(key, mapping)` for each.
+template <class F>
+void for_each_top_map(const stmt& s, F&& f) {
+  const auto top = [&](const expr* e) {
+    if (const auto* m = e != nullptr ? e->get<map_expr>() : nullptr) f(m->key(), m->mapping());
+  };
+  if (const auto* v = s.get<verdict_map_stmt>()) {
+    f(v->key, v->mapping);
+  } else if (const auto* g = s.get<mangle_stmt>()) {
+    top(g->value);
+  } else if (const auto* n = s.get<nat_stmt>()) {
+    top(n->address);
+    top(n->port);
+  } else if (const auto* q = s.get<queue_stmt>()) {
+    top(q->number);
+  } else if (const auto* o = s.get<objref_stmt>()) {
+    top(o->name);
+  }
+}
+
 // An anonymous map (`tcp dport vmap { 20-30 : accept, 25 : drop }`) holds intervals as a named interval map
 // does, and nft never merges a map's: two of its elements that share keys are refused. (An anonymous set is
-// merged.) Maps a statement holds at its top: a verdict map, or a map as a mangle value, a NAT address or
-// port, a queue number or an object name.
+// merged.)
+void check_anonymous_map(const expr* key, const expr* mapping) {
+  if (key == nullptr || mapping == nullptr || key->is<concat_expr>()) return;
+  const auto* set = mapping->get<set_expr>();
+  if (set == nullptr || std::none_of(set->elements.begin(), set->elements.end(), [](const element& el) {
+        return el.key != nullptr && interval_part(*el.key) != nullptr;
+      }))
+    return;
+  check_overlaps("this anonymous map", type_of(*key), set->elements);
+}
+
 // `ct [original|reply] saddr` without `ip` or `ip6` has a type only where a constant beside it tells it
 // (`ct original saddr 1.2.3.4`, also a prefix, a range or a set of one element, which nft makes a compare).
 // As a key of a set or map, or a part of a concatenation, nft cannot type it: "specify either ip or ip6 for
@@ -817,54 +867,16 @@ void check_typed_key(const expr& key) {
                                  ct->direction == ct_direction::none ? "" : name(ct->direction),
                                  ct->direction == ct_direction::none ? "" : " ", name(ct->key))};
 }
-/// The keys of the maps a statement holds at its top (see check_anonymous_maps) and of its lookups.
+// The keys of a statement's lookups and of the maps at its top.
 void check_typed_keys(const stmt& s) {
-  const auto top = [](const expr* e) {
-    if (const auto* m = e != nullptr ? e->get<map_expr>() : nullptr) check_typed_key(*m->key());
-  };
   if (const auto* m = s.get<match_stmt>()) {
     const auto* set = m->right->get<set_expr>();
     if (m->left->is<concat_expr>() || m->right->is<set_ref_expr>() || (set != nullptr && set->elements.size() >= 2))
       check_typed_key(*m->left);
-  } else if (const auto* v = s.get<verdict_map_stmt>()) {
-    check_typed_key(*v->key);
-  } else if (const auto* g = s.get<mangle_stmt>()) {
-    top(g->value);
-  } else if (const auto* n = s.get<nat_stmt>()) {
-    top(n->address);
-    top(n->port);
-  } else if (const auto* q = s.get<queue_stmt>()) {
-    top(q->number);
-  } else if (const auto* o = s.get<objref_stmt>()) {
-    top(o->name);
   }
-}
-
-void check_anonymous_map(const expr* key, const expr* mapping) {
-  if (key == nullptr || mapping == nullptr || key->is<concat_expr>()) return;
-  const auto* set = mapping->get<set_expr>();
-  if (set == nullptr || std::none_of(set->elements.begin(), set->elements.end(), [](const element& el) {
-        return el.key != nullptr && interval_part(*el.key) != nullptr;
-      }))
-    return;
-  check_overlaps("this anonymous map", type_of(*key), set->elements);
-}
-void check_anonymous_maps(const stmt& s) {
-  const auto top = [](const expr* e) {
-    if (const auto* m = e != nullptr ? e->get<map_expr>() : nullptr) check_anonymous_map(m->key(), m->mapping());
-  };
-  if (const auto* v = s.get<verdict_map_stmt>()) {
-    check_anonymous_map(v->key, v->mapping);
-  } else if (const auto* g = s.get<mangle_stmt>()) {
-    top(g->value);
-  } else if (const auto* n = s.get<nat_stmt>()) {
-    top(n->address);
-    top(n->port);
-  } else if (const auto* q = s.get<queue_stmt>()) {
-    top(q->number);
-  } else if (const auto* o = s.get<objref_stmt>()) {
-    top(o->name);
-  }
+  for_each_top_map(s, [](const expr* key, const expr*) {
+    if (key != nullptr) check_typed_key(*key);
+  });
 }
 
 void check_all(family table_family, std::span<const stmt> stmts) {
@@ -887,7 +899,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       throw rule_problem{s.where, error_code::invalid_value,
                          "a statement after a terminal statement has no effect (nft: \"Statement after terminal "
                          "statement has no effect\")"};
-    check_anonymous_maps(s);
+    for_each_top_map(s, check_anonymous_map);
     check_typed_keys(s);
     if (const auto* m = s.get<match_stmt>()) {
       if (m->op == relational_op::neg && m->left->is<binop_expr>())
@@ -939,6 +951,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         if (!c.l4) c.l4 = protocol_value(*m->right);
       }
       if (c.ether == nfproto::none) c.ether = ether_type_family(*m);
+      c.link_type_told = c.link_type_told || link_type_match(*m);
       // `meta nfproto`, `ether type` or `meta protocol` against a set of several: nft keeps the set's last
       // element as the network protocol (`meta nfproto { ipv4, ipv6 } ip saddr 1.2.3.4` conflicts)
       if (const auto* set = m->right->get<set_expr>(); set != nullptr && set->elements.size() >= 2 &&
@@ -962,7 +975,11 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       }
       if (const auto* mk = m->left->get<meta_expr>(); mk != nullptr && mk->key == meta_key::protocol && link_base &&
                                                       m->op != relational_op::neq && c.link_protocol_at == nullptr) {
-        c.link_protocol = network_value(*m->right, false);
+        const expr* v = m->right;  // (a set of one is that one: `meta protocol { ip }`)
+        if (const auto* one = v->get<set_expr>(); one != nullptr && one->elements.size() == 1 &&
+                                                  one->elements[0].key != nullptr)
+          v = one->elements[0].key;
+        c.link_protocol = network_value(*v, false);
         if (c.link_protocol != nfproto::none) c.link_protocol_at = m->left;
         if (c.implied == nfproto::none) c.implied = c.link_protocol;
       }
@@ -1033,6 +1050,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       // nft adds the dependencies of the header it writes (`tcp dport set 1 udp dport 1` conflicts) and of
       // what the value reads: a header, a hash, a map's key (`meta mark set tcp dport map { 22 : 1 }`)
       check_settable(*mg->target);
+      if (!neutral_for_family(*mg->target)) c.family_maybe_known = true;
       // the ct secmark comes from the packet's (`ct secmark set meta secmark`); a constant is a secmark object's job
       if (const auto* ck = mg->target->get<ct_expr>(); ck != nullptr && ck->key == ct_key::secmark &&
                                                        mg->value != nullptr &&
@@ -1059,6 +1077,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                            "tproxy needs a transport protocol match earlier in the rule, such as `meta l4proto tcp` "
                            "(nft: \"Transparent proxy support requires transport protocol match\")"};
     } else if (const auto* q = s.get<queue_stmt>(); q != nullptr && q->number != nullptr) {
+      scan_selectors(*q->number, true, c);  // what a hash or map key reads: `queue to jhash ip saddr mod 2`
       // queue numbers are 16 bits; a range goes up; fanout needs one
       const expr* hi = q->number;
       const auto* range = hi->get<range_expr>();
@@ -1104,8 +1123,10 @@ void check_all(family table_family, std::span<const stmt> stmts) {
     throw rule_problem{at->where, error_code::invalid_value, std::string(msg)};
   };
   // the table's family is the network protocol, unless an `ether type` match for the other came first
+  // (`ether type`, or `vlan type`, which sets `ether` and the link protocol's place but no ether_type_at)
+  const expr* const link_told_at = c.ether_type_at != nullptr ? c.ether_type_at : c.link_protocol_at;
   const auto switched_before = [&](const expr* at, nfproto to) {
-    return (c.ether == to && c.ether_type_at != nullptr && c.ether_type_at->where.offset < at->where.offset) ||
+    return (c.ether == to && link_told_at != nullptr && link_told_at->where.offset < at->where.offset) ||
            (c.network_set_last == to && c.network_set_at != nullptr && c.network_set_at->where.offset < at->where.offset);
   };
   if (table_family == family::ip && c.ip6_at && !switched_before(c.ip6_at, nfproto::ip6))
