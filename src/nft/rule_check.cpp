@@ -708,10 +708,6 @@ bool vlan_ether_type(const expr& v) noexcept {
   return true;  // a set or anything else: not judged
 }
 
-/// nft's checks of a log statement's options (evaluate.c stmt_evaluate_log): `group`, `snaplen` and
-/// `queue-threshold` log through nflog, which has no level and no flags; `level audit` takes no other
-/// option.
-
 // What the kernel writes where nft's grammar takes `TARGET set VALUE` (nft_meta_set_init, nft_ct_set_init,
 // nft_exthdr_tcp_set_init): a meta mark, priority, pkttype, nftrace, secmark (or broute); a ct mark, label,
 // zone, event mask or secmark, and the helper, timeout and expectation objects; a TCP option field of 16 or
@@ -763,6 +759,9 @@ void check_settable(const expr& target) {
                                  what)};
 }
 
+/// nft's checks of a log statement's options (evaluate.c stmt_evaluate_log): `group`, `snaplen` and
+/// `queue-threshold` log through nflog, which has no level and no flags; `level audit` takes no other
+/// option.
 void check_log(const log_stmt& l, const stmt& s) {
   const auto refuse = [&s](std::string_view message) { throw rule_problem{s.where, error_code::invalid_value, std::string(message)}; };
   const bool nflog = (l.present & (2 | 4 | 8)) != 0;
