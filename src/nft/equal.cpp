@@ -108,6 +108,54 @@ struct cmp {
       return nullptr;
     return s->elements[0].key;
   }
+  bool stmt_list(std::span<const stmt> a, std::span<const stmt> b) const {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](const stmt& x, const stmt& y) { return st(x, y); });
+  }
+
+  bool options(const element_options* a, const element_options* b) const {
+    static const element_options none{};
+    const element_options& x = a ? *a : none;
+    const element_options& y = b ? *b : none;
+    return x.has_timeout == y.has_timeout && x.timeout_ms == y.timeout_ms && x.has_expires == y.has_expires &&
+           (x.expires_ms == y.expires_ms || o.ignore_counter_values) && x.comment == y.comment &&
+           stmt_list(x.stmts, y.stmts);
+  }
+  bool element_eq(const element& a, const element& b) const {
+    return ex(a.key, b.key) && ex(a.data, b.data) && options(a.options, b.options);
+  }
+  /// Element lists: spans of a script's elements or a ruleset's `ruleset_element` vectors.
+  template <class EA, class EB>
+  bool elements(const EA& a, const EB& b) const {
+    if (a.size() != b.size()) return false;
+    if (!o.ignore_element_order)
+      return std::equal(a.begin(), a.end(), b.begin(),
+                        [&](const element& x, const element& y) { return element_eq(x, y); });
+    std::vector<std::pair<std::size_t, std::size_t>> ha, hb;
+    ha.reserve(a.size());
+    hb.reserve(b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ha.emplace_back(hash_element(a[i], o), i);
+    for (std::size_t i = 0; i < b.size(); ++i) hb.emplace_back(hash_element(b[i], o), i);
+    std::sort(ha.begin(), ha.end());
+    std::sort(hb.begin(), hb.end());
+    // Equal multisets have equal sorted hash lists; then match within each group of equal hashes.
+    for (std::size_t k = 0; k < ha.size(); ++k)
+      if (ha[k].first != hb[k].first) return false;
+    std::size_t i = 0;
+    while (i < ha.size()) {
+      std::size_t j = i;
+      while (j < ha.size() && ha[j].first == ha[i].first) ++j;
+      std::vector<bool> used(j - i, false);
+      for (std::size_t x = i; x < j; ++x) {
+        bool found = false;
+        for (std::size_t y = i; y < j && !found; ++y)
+          if (!used[y - i] && element_eq(a[ha[x].second], b[hb[y].second])) used[y - i] = found = true;
+        if (!found) return false;
+      }
+      i = j;
+    }
+    return true;
+  }
+
   bool ex(const expr& a, const expr& b) const {
     if (a.value.index() != b.value.index()) {
       if (const expr* x = singleton(a)) return ex(*x, b);
@@ -179,54 +227,6 @@ struct cmp {
             static_assert(!sizeof(T), "every expression kind is compared");
         },
         a.value);
-  }
-
-  bool stmt_list(std::span<const stmt> a, std::span<const stmt> b) const {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](const stmt& x, const stmt& y) { return st(x, y); });
-  }
-
-  bool options(const element_options* a, const element_options* b) const {
-    static const element_options none{};
-    const element_options& x = a ? *a : none;
-    const element_options& y = b ? *b : none;
-    return x.has_timeout == y.has_timeout && x.timeout_ms == y.timeout_ms && x.has_expires == y.has_expires &&
-           (x.expires_ms == y.expires_ms || o.ignore_counter_values) && x.comment == y.comment &&
-           stmt_list(x.stmts, y.stmts);
-  }
-  bool element_eq(const element& a, const element& b) const {
-    return ex(a.key, b.key) && ex(a.data, b.data) && options(a.options, b.options);
-  }
-  /// Element lists: spans of a script's elements or a ruleset's `ruleset_element` vectors.
-  template <class EA, class EB>
-  bool elements(const EA& a, const EB& b) const {
-    if (a.size() != b.size()) return false;
-    if (!o.ignore_element_order)
-      return std::equal(a.begin(), a.end(), b.begin(),
-                        [&](const element& x, const element& y) { return element_eq(x, y); });
-    std::vector<std::pair<std::size_t, std::size_t>> ha, hb;
-    ha.reserve(a.size());
-    hb.reserve(b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) ha.emplace_back(hash_element(a[i], o), i);
-    for (std::size_t i = 0; i < b.size(); ++i) hb.emplace_back(hash_element(b[i], o), i);
-    std::sort(ha.begin(), ha.end());
-    std::sort(hb.begin(), hb.end());
-    // Equal multisets have equal sorted hash lists; then match within each group of equal hashes.
-    for (std::size_t k = 0; k < ha.size(); ++k)
-      if (ha[k].first != hb[k].first) return false;
-    std::size_t i = 0;
-    while (i < ha.size()) {
-      std::size_t j = i;
-      while (j < ha.size() && ha[j].first == ha[i].first) ++j;
-      std::vector<bool> used(j - i, false);
-      for (std::size_t x = i; x < j; ++x) {
-        bool found = false;
-        for (std::size_t y = i; y < j && !found; ++y)
-          if (!used[y - i] && element_eq(a[ha[x].second], b[hb[y].second])) used[y - i] = found = true;
-        if (!found) return false;
-      }
-      i = j;
-    }
-    return true;
   }
 
   bool st(const stmt& a, const stmt& b) const {
