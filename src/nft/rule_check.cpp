@@ -686,19 +686,23 @@ nfproto network_value(const expr& v, bool nfproto_key) noexcept {
   return nfproto::none;
 }
 
-/// `ether type ip|ip6` (or 0x0800 / 0x86dd): the network protocol it tells, none otherwise.
 /// `ether type X` or `vlan type X` (not `!=`): a match that names the network header above the link layer.
 bool link_type_match(const match_stmt& m) noexcept {
   const auto* p = m.left->get<payload_expr>();
   return p != nullptr && (p->protocol == header::ether || p->protocol == header::vlan) && p->inner == tunnel::none &&
          p->field == header_field::type && m.op != relational_op::neq;
 }
+/// A value as nft's evaluation takes it for the protocol it tells: a set of one element is that element
+/// (`ether type { ip }`, `meta protocol { ip }`, `meta nfproto { ipv6 }`).
+const expr& one_value(const expr& v) noexcept {
+  if (const auto* one = v.get<set_expr>(); one != nullptr && one->elements.size() == 1 && one->elements[0].key != nullptr)
+    return *one->elements[0].key;
+  return v;
+}
+/// `ether type ip|ip6` or `vlan type ip|ip6` (or 0x0800 / 0x86dd): the network protocol it tells, none otherwise.
 nfproto ether_type_family(const match_stmt& m) noexcept {
   if (!link_type_match(m)) return nfproto::none;
-  const expr* v = m.right;  // (a set of one is that one: `ether type { ip }`)
-  if (const auto* one = v->get<set_expr>(); one != nullptr && one->elements.size() == 1 && one->elements[0].key != nullptr)
-    v = one->elements[0].key;
-  return network_value(*v, false);
+  return network_value(one_value(*m.right), false);
 }
 
 /// Whether an `ether type` value is a VLAN tag's (802.1Q or 802.1ad), which a vlan header follows.
@@ -974,11 +978,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       }
       if (const auto* mk = m->left->get<meta_expr>(); mk != nullptr && mk->key == meta_key::protocol && link_base &&
                                                       m->op != relational_op::neq && c.link_protocol_at == nullptr) {
-        const expr* v = m->right;  // (a set of one is that one: `meta protocol { ip }`)
-        if (const auto* one = v->get<set_expr>(); one != nullptr && one->elements.size() == 1 &&
-                                                  one->elements[0].key != nullptr)
-          v = one->elements[0].key;
-        c.link_protocol = network_value(*v, false);
+        c.link_protocol = network_value(one_value(*m->right), false);
         if (c.link_protocol != nfproto::none) c.link_protocol_at = m->left;
         if (c.implied == nfproto::none) c.implied = c.link_protocol;
       }
@@ -1032,12 +1032,9 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       if (const auto* key = m->left->get<meta_expr>();
           key != nullptr && key->key == meta_key::nfproto && m->op != relational_op::neq) {
         std::optional<std::uint64_t> v;
-        const expr* value = m->right;  // (a set of one is that one: `meta nfproto { ipv6 }`)
-        if (const auto* one = value->get<set_expr>(); one != nullptr && one->elements.size() == 1 &&
-                                                      one->elements[0].key != nullptr)
-          value = one->elements[0].key;
-        if (const auto* n = value->get<integer_expr>()) v = n->value;
-        if (const auto* w = value->get<symbol_expr>()) v = types::symbol_value(w->name, datatype::nf_proto);
+        const expr& value = one_value(*m->right);
+        if (const auto* n = value.get<integer_expr>()) v = n->value;
+        if (const auto* w = value.get<symbol_expr>()) v = types::symbol_value(w->name, datatype::nf_proto);
         if (v && c.nfproto_value == nfproto::none) {
           c.nfproto_value = *v == 2 ? nfproto::ip : *v == 10 ? nfproto::ip6 : nfproto::none;
           c.nfproto_value_at = m->left;
