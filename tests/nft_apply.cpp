@@ -107,6 +107,15 @@ TEST_SUITE("unit") {
           std::string::npos);
     CHECK(run(rs, "add rule ip t c1 position 42 accept\n").find("error[rule-not-found]") != std::string::npos);
     CHECK(run(rs, "add rule ip t c1 index 7 accept\n").find("error[rule-not-found]") != std::string::npos);
+    // position 0 (or handle 0) is no position: added at the end, inserted at the start (found by a new user;
+    // nft 1.0.6 in a network namespace gives the same order)
+    nft::ruleset zero;
+    REQUIRE(run(zero, "add table ip t\nadd chain ip t c\nadd rule ip t c tcp dport 22 accept\n"
+                      "insert rule ip t c position 0 udp dport 53 accept\n"
+                      "add rule ip t c position 0 udp dport 54 accept\n"
+                      "add rule ip t c handle 0 udp dport 55 accept\n")
+                .empty());
+    CHECK(rules_of(zero, "t", "c") == "udp dport 53 accept\ntcp dport 22 accept\nudp dport 54 accept\nudp dport 55 accept\n");
     CHECK(run(rs, "destroy rule ip t c1 handle 42\n").empty());
   }
 

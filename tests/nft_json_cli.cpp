@@ -163,6 +163,17 @@ TEST_SUITE("unit") {
     r = run_command(nflens_cmd() + " convert --to nft -", &ct);
     REQUIRE(r.status == 0);
     CHECK(r.output.find("policy = { established : 1m40s, close : 5s }") != std::string::npos);
+    // and fib's presence test as 1.0.6 lists it (`oif missing`; 1.1's `check missing` is a syntax error there)
+    const std::string fib =
+        R"({"nftables": [{"table": {"family": "ip", "name": "t", "handle": 1}}, )"
+        R"({"chain": {"family": "ip", "table": "t", "name": "c", "handle": 1}}, )"
+        R"({"rule": {"family": "ip", "table": "t", "chain": "c", "handle": 2, "expr": [{"match": {"op": "==", "left": {"fib": {"result": "oif", "flags": ["saddr", "iif"]}}, "right": false}}, {"drop": null}]}}]})";
+    r = run_command(nflens_cmd() + " convert --to nft --nft-version 1.0.6 -", &fib);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("\t\tfib saddr . iif oif missing drop\n") != std::string::npos);
+    r = run_command(nflens_cmd() + " convert --to nft -", &fib);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("\t\tfib saddr . iif check missing drop\n") != std::string::npos);
   }
 
   TEST_CASE("nflens convert --to nft and parse --print: a name nft text cannot hold is an error, not text") {

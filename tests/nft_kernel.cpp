@@ -279,6 +279,7 @@ table netdev nd {
                      "add rule ip t c1 position 4 ip saddr 1.2.3.4\n"
                      "insert rule ip t c1 handle 4 ip saddr 4.3.2.1\n"},
                     {"add rule ip t c1 position 99 accept\n", true},
+                    {"insert rule ip t c1 position 0 udp dport 53 accept\nadd rule ip t c1 handle 0 udp dport 54 accept\n"},
                     {"delete rule ip t c1 handle 2\nadd chain ip t c2\nadd rule ip t c2 tcp dport { 22, 80 } accept\n"},
                     {"create table ip t\n", true},
                     {"add table ip t\nadd chain ip t c2\n"}});

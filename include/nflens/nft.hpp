@@ -432,7 +432,8 @@ struct print_options {
   bool stateless = false;  ///< `nft -s`: counters without values, quotas without usage, no element expiry
   /// Priorities as nft 1.0.6 lists and reads them: `dstnat` only for prerouting and `srcnat` only for
   /// postrouting (1.1 also names -100 of output and 100 of input, which 1.0.6 refuses to read), and ct
-  /// timeout policies in seconds (`established : 100`, which 1.1 lists as `1m40s` and 1.0.6 cannot read).
+  /// timeout policies in seconds (`established : 100`, which 1.1 lists as `1m40s` and 1.0.6 cannot read),
+  /// and fib's presence test as `oif exists|missing` (1.1's `check`, which 1.0.6 does not know).
   bool nft_1_0_6 = false;
 };
 

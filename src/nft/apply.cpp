@@ -844,7 +844,9 @@ class applier {
     if (nr.handle == 0) nr.handle = ix.next_handle;
     ix.next_handle = std::max(ix.next_handle, nr.handle + 1);
     std::size_t at = insert ? 0 : rules.size();
-    if (kind == rule_position::position || kind == rule_position::handle) {
+    // (`position 0` or `handle 0` is no position: nft leaves a zero out of the netlink message, so the rule
+    // goes to the end, or with insert to the start)
+    if ((kind == rule_position::position || kind == rule_position::handle) && pos != 0) {
       const auto it = std::find_if(rules.begin(), rules.end(), [&](const rule& x) { return x.handle == pos; });
       if (it == rules.end()) {
         fail(error_code::rule_not_found,

@@ -280,7 +280,8 @@ struct printer {
       if (rest != 0) out += " . ";
     }
     if (rest != 0) put("0x{:x}", rest);
-    put(" {}", name(f.result));
+    // (nft 1.0.6 has no `check`: its presence test is `oif exists|missing`)
+    put(" {}", f.result == fib_result::check && opt.nft_1_0_6 ? std::string_view{"oif"} : name(f.result));
   }
 
   // --- constants -----------------------------------------------------------------------------------
