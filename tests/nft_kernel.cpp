@@ -521,6 +521,11 @@ TEST_SUITE("kernel") {
              chain("ip", "meta l4proto tcp dnat to ip daddr map { 1.1.1.1 : ::1 . 80 }"),
              chain("inet", "meta nfproto ipv6 ct original ip saddr 1.2.3.4"), chain("inet", "meta nfproto { ipv4 } ip6 saddr ::1"),
              chain("ip", "queue num symhash mod 2"), chain("ip", "queue to oif"),
+             // a conntrack port without a transport protocol before it: "Can't parse symbolic invalid expressions"
+             chain("ip", "ct original proto-dst 80"), chain("inet", "th dport 1 ct reply proto-src 80"),
+             chain("ip", "ip protocol != tcp ct original proto-dst 80"), chain("inet", "ct protocol tcp ct original proto-dst 80"),
+             // ... and without a direction: the kernel's "Invalid argument"
+             chain("ip", "ct saddr 1.2.3.4"), chain("inet", "meta l4proto tcp ct proto-src 80"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
              std::string("table ip t {\n\tct timeout x { protocol sctp; policy = { established: 10 }; }\n}\n"),
@@ -633,6 +638,10 @@ TEST_SUITE("kernel") {
              chain("bridge", "ip saddr 1.1.1.1 meta protocol ip6"),
              // a presence test loads a byte: 0 to 255
              chain("inet", "exthdr hbh 2 tcp option sack-perm 255 rt ipsec 2 accept"),
+             // the IPsec headers are transport protocols for NAT ports, tproxy and conntrack ports
+             chain("ip", "esp spi 1 dnat to 1.2.3.4:80"), chain("ip6", "ah spi 1 redirect to :80"),
+             chain("inet", "comp cpi 1 tproxy ip to :80"), chain("ip", "esp spi 1 ct original proto-dst 80"),
+             chain("ip", "ct protocol tcp ct original proto-dst 80"), chain("inet", "meta l4proto tcp ct original proto-src 80"),
              chain("ip", "ip option rr 3 accept"),
              std::string("table ip t {\n\tct timeout x { protocol tcp; policy = { unack: 10, syn_sent2: 1 }; }\n\tct "
                          "timeout y { policy = { unreplied: 1 }; protocol udp; }\n}\n"),

@@ -421,6 +421,16 @@ TEST_SUITE("unit") {
         {"meta nfproto ipv6 dnat to 10.0.0.1", "inet", error_code::invalid_address, 29, "an IPv4 address where"},
         {"dnat ip6 to 10.0.0.1", "inet", error_code::invalid_address, 15, "an IPv4 address where"},
         {"tproxy to :50080", "ip", error_code::invalid_value, 3, "tproxy needs a transport protocol match"},
+        // a conntrack port has no type without a transport protocol before it (checked against nft 1.0.6)
+        {"ct original proto-dst 80", "ip", error_code::invalid_value, 3, "ct proto-dst needs a transport protocol match"},
+        {"th dport 1 ct reply proto-src 80", "inet", error_code::invalid_value, 14, "ct proto-src needs a transport"},
+        {"ct original proto-dst 80 tcp dport 1", "ip", error_code::invalid_value, 3, "ct proto-dst needs a transport"},
+        {"ip protocol != tcp ct proto-dst 80", "ip", error_code::invalid_value, 22, "ct proto-dst needs a transport"},
+        {"ct original proto-dst vmap { 80 : accept }", "ip", error_code::invalid_value, 3, "ct proto-dst needs"},
+        // the kernel reads a conntrack address or port for one direction only
+        {"ct saddr 1.2.3.4", "ip", error_code::invalid_value, 3, "ct saddr without a direction"},
+        {"meta l4proto tcp ct proto-dst 80", "inet", error_code::invalid_value, 20, "ct proto-dst without a direction"},
+        {"meta mark set ct daddr", "ip", error_code::invalid_value, 17, "ct daddr without a direction"},
         {"meta l4proto tcp tproxy to 1.2.3.4", "inet", error_code::invalid_address, 20, "needs `ip` or `ip6`"},
         {"queue num 65536", "ip", error_code::number_out_of_range, 13, "queue number 65536"},
         // upstream tests/py `;fail` lines that nft 1.0.6 refuses in its evaluation
@@ -657,6 +667,12 @@ TEST_SUITE("unit") {
         // in an ip table ct protocol is a transport protocol match (found by a new user: refused)
         "ct protocol tcp dnat to 1.2.3.4:80", "ct protocol tcp redirect to :80", "ct protocol tcp tproxy to :80",
         "ct original protocol 6 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
+        // the IPsec headers are transport protocols for nft (found by a check against nft 1.0.6: refused)
+        "esp spi 1 dnat to 1.2.3.4:80", "ah spi 1 redirect to :80", "comp cpi 1 tproxy to :80",
+        // a transport protocol before a conntrack port gives it its type
+        "meta l4proto tcp ct original proto-dst 80", "udp sport 1 ct reply proto-src 53",
+        "ip protocol { 6, 17 } ct original proto-dst 80", "ct protocol tcp ct original proto-dst 80",
+        "esp spi 1 ct original proto-dst 80", "icmp type echo-request ct original proto-dst 80",
         "tcp dport 53 reject with tcp reset", "meta l4proto tcp reject with tcp reset", "reject with tcp reset",
         "ct original saddr 1.2.3.4 accept", "ether type ip6 meta l4proto tcp accept", "queue num 3-4 fanout",
         "ether type ip dnat to 1.2.3.4", "ether type ip6 tcp dport 80 redirect to :81",

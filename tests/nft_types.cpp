@@ -33,7 +33,7 @@ TEST_SUITE("unit") {
     CHECK(left_type("ether saddr aa:bb:cc:dd:ee:ff") == type_info{datatype::ether_addr, 48});
     CHECK(left_type("ct state established") == type_info{datatype::ct_state, 32});
     CHECK(left_type("ct original ip saddr 1.2.3.4") == type_info{datatype::ipv4_addr, 32});
-    CHECK(left_type("ct saddr 1.2.3.4", "ip").type == datatype::invalid);  // depends on the table's family
+    CHECK(left_type("ct original saddr 1.2.3.4", "ip").type == datatype::invalid);  // depends on the table's family
     CHECK(left_type("iifname \"eth0\"") == type_info{datatype::ifname, 128});
     CHECK(left_type("tcp flags syn") == type_info{datatype::tcp_flag, 8});
     CHECK(left_type("ip dscp cs1") == type_info{datatype::dscp, 6});

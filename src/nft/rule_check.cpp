@@ -481,7 +481,9 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
         if (c.implied == nfproto::none) c.implied = p->protocol == header::icmpv6 ? nfproto::ip6 : nfproto::ip;
         c.transport = true;
         break;
+      // (nft takes the IPsec headers as the transport protocol too: `esp spi 1 dnat to 1.2.3.4:80` loads)
       case header::udp: case header::udplite: case header::tcp: case header::dccp: case header::sctp:
+      case header::esp: case header::ah: case header::comp:
         c.transport = true;
         break;
       case header::ip:
@@ -503,6 +505,13 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
         break;
     }
   } else if (const auto* ct = e.get<ct_expr>()) {
+    // a conntrack port takes its type from the transport protocol an earlier match tells; nft has none
+    // to give it otherwise (`th dport`, a tcp option or `ip protocol != tcp` tell none)
+    if ((ct->key == ct_key::proto_src || ct->key == ct_key::proto_dst) && !c.transport)
+      throw rule_problem{e.where, error_code::invalid_value,
+                         fmt::format("ct {} needs a transport protocol match earlier in the rule, such as `meta l4proto "
+                                     "tcp` or `tcp dport` (nft: \"Can't parse symbolic invalid expressions\")",
+                                     name(ct->key))};
     if ((ct->key == ct_key::saddr || ct->key == ct_key::daddr) && ct->protocol == nfproto::ip && !c.ct_ip_at)
       c.ct_ip_at = &e;
     if ((ct->key == ct_key::saddr || ct->key == ct_key::daddr) && ct->protocol == nfproto::ip6 && !c.ct_ip6_at)
@@ -517,6 +526,14 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
                                      "protocol version, use \"ip {0}\" or \"ip6 {0}\" instead\")",
                                      which)};
     }
+    // the kernel reads a conntrack address or port for one direction only (nft_ct_get_init)
+    if ((ct->key == ct_key::saddr || ct->key == ct_key::daddr || ct->key == ct_key::proto_src ||
+         ct->key == ct_key::proto_dst) &&
+        ct->direction == ct_direction::none)
+      throw rule_problem{e.where, error_code::invalid_value,
+                         fmt::format("ct {0} without a direction: write `ct original {0}` or `ct reply {0}` (the "
+                                     "kernel: \"Invalid argument\")",
+                                     name(ct->key))};
   } else if (const auto* m = e.get<meta_expr>()) {
     if (m->key == meta_key::iiftype) c.link_seen = true;
     c.transport = c.transport || (equal && m->key == meta_key::l4proto);
