@@ -300,6 +300,23 @@ TEST_CASE("a nested chain of |, & or ^ reads as the flat chain nft writes for it
   CHECK(written.value.find(R"({"|": ["fin", "syn", "ack", "urg"]})") != std::string::npos);
 }
 
+TEST_CASE("a set inside an anonymous set gives its elements to the enclosing one, as nft merges them") {
+  // found by a new user: {"set": [{"set": [1]}]} was written back as `{ { 1 } }`; nft lists `{ 1, 2, 3 }`
+  const auto s = from_json(one_rule_doc(
+      "ip",
+      R"([{"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}}, "right": {"set": [{"set": [1, {"set": [2]}]}, 3]}}}, {"accept": null}])"));
+  const auto* t = std::get<const nft::table*>(s.commands.at(0).body);
+  REQUIRE(t->chains.size() == 1);
+  REQUIRE(t->chains[0].rules.size() == 1);
+  const auto* set = t->chains[0].rules[0].stmts[0].get<nft::match_stmt>()->right->get<nft::set_expr>();
+  REQUIRE(set != nullptr);
+  REQUIRE(set->elements.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(set->elements[i].key->get<nft::integer_expr>()->value == i + 1);
+  // and it equals the text form, whose parser merges `{ { 1, { 2 } }, 3 }` alike
+  const auto d = nft::compare(text("table ip t {\n\tchain c {\n\t\ttcp dport { { 1, { 2 } }, 3 } accept\n\t}\n}\n"), s);
+  CHECK_MESSAGE(!d.has_value(), (d ? d->what : std::string()));
+}
+
 TEST_CASE("bad JSON gets located errors") {
   SUBCASE("syntax") {
     auto r = nft::parse_json("bad.json", "{\"nftables\": [\n  {\"table\": {\"family\": \"ip\" \"name\": \"t\"}}\n]}");

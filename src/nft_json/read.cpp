@@ -981,7 +981,23 @@ const expr* reader::set_of(const jnode& at, const jnode& v, const hint& key, con
       return set_of(v, node(d_->kids(v)[1]), key, data);
     fail(v, "expected the elements of an anonymous set (an array)");
   }
-  return keep(at, set_expr{elements_of(v, key, data)});
+  const auto elements = elements_of(v, key, data);
+  // a set inside a set gives its elements to the enclosing one, as nft merges them: `{"set": [{"set":
+  // [1, 2]}, 3]}` is `{ 1, 2, 3 }` (an inner set's own inner sets were merged when it was read)
+  const auto nested = [](const element& el) {
+    return el.data == nullptr && el.options == nullptr && el.key->is<set_expr>();
+  };
+  if (std::none_of(elements.begin(), elements.end(), nested)) return keep(at, set_expr{elements});
+  std::vector<element> flat;
+  for (const element& el : elements) {
+    if (!nested(el)) {
+      flat.push_back(el);
+      continue;
+    }
+    const auto inner = el.key->get<set_expr>()->elements;
+    flat.insert(flat.end(), inner.begin(), inner.end());
+  }
+  return keep(at, set_expr{keep_all(flat)});
 }
 
 // ---------------------------------------------------------------------------------------------------
