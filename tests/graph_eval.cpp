@@ -1662,3 +1662,88 @@ TEST_CASE("a rule after NAT that drops an endpoint's connections is on that endp
   CHECK(compare(ipt, graph_of_nft(example_with("cluster.nft", 71, "\t\tip daddr 10.244.1.11 tcp dport 8080 drop")))
             .equivalent);
 }
+
+TEST_CASE("a goto to the mark chain, a RETURN after the MARK rule, and the hairpin masquerade, as the kernel has them") {
+  // a tester's finds, each checked with connections through a network namespace: a goto to the mark chain
+  // leaves the service chain for good (the kernel resumes after the jump to it: no DNAT), a RETURN after the
+  // MARK rule changes nothing, and an endpoint's own masquerade rule is compared
+  const auto iptables = [](const std::string& to_mark, const std::string& after_mark, bool hairpin) {
+    std::string t =
+        "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-MARK-MASQ - [0:0]\n"
+        ":KUBE-POSTROUTING - [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-WEB0000000000000 - [0:0]\n"
+        ":KUBE-SEP-WEB0000000000001 - [0:0]\n:KUBE-SEP-WEB0000000000002 - [0:0]\n"
+        "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n-A POSTROUTING -j KUBE-POSTROUTING\n"
+        "-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000\n" +
+        after_mark +
+        "-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n"
+        "-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0\n-A KUBE-POSTROUTING -j MASQUERADE --random-fully\n";
+    if (hairpin) t += "-A KUBE-SEP-WEB0000000000001 -s 10.244.1.1/32 -m comment --comment \"ns/web:http\" -j KUBE-MARK-MASQ\n";
+    t += "-A KUBE-SEP-WEB0000000000001 -p tcp -m comment --comment \"ns/web:http\" -m tcp -j DNAT --to-destination "
+         "10.244.1.1:8080\n"
+         "-A KUBE-SEP-WEB0000000000002 -s 10.244.1.2/32 -m comment --comment \"ns/web:http\" -j KUBE-MARK-MASQ\n"
+         "-A KUBE-SEP-WEB0000000000002 -p tcp -m comment --comment \"ns/web:http\" -m tcp -j DNAT --to-destination "
+         "10.244.1.2:8080\n"
+         "-A KUBE-SERVICES -d 10.96.0.20/32 -p tcp -m comment --comment \"ns/web:http cluster IP\" -m tcp --dport 80 -j "
+         "KUBE-SVC-WEB0000000000000\n"
+         "-A KUBE-SVC-WEB0000000000000 ! -s 10.244.0.0/16 -d 10.96.0.20/32 -p tcp -m comment --comment \"ns/web:http "
+         "cluster IP\" -m tcp --dport 80 " +
+         to_mark +
+         " KUBE-MARK-MASQ\n"
+         "-A KUBE-SVC-WEB0000000000000 -m comment --comment \"ns/web:http -> 10.244.1.1:8080\" -m statistic --mode "
+         "random --probability 0.50000000000 -j KUBE-SEP-WEB0000000000001\n"
+         "-A KUBE-SVC-WEB0000000000000 -m comment --comment \"ns/web:http -> 10.244.1.2:8080\" -j "
+         "KUBE-SEP-WEB0000000000002\nCOMMIT\n";
+    auto g = graph_of_rules(t);
+    REQUIRE(g.ok());
+    REQUIRE(g.value.services.size() == 1);
+    return std::move(g.value);
+  };
+  const auto base = iptables("-j", "", true);
+  REQUIRE(base.services[0].frontends.size() == 1);
+  CHECK(base.services[0].frontends[0].result == outcome::dispatch);
+  CHECK(base.services[0].endpoints.size() == 2);
+  CHECK(compare(base, base).equivalent);
+
+  // goto: the connections the rule takes (every client outside the pod network) are never translated
+  const auto gone = iptables("-g", "", true);
+  CHECK(gone.services[0].frontends[0].result != outcome::dispatch);
+  CHECK_FALSE(compare(base, gone).equivalent);
+
+  // an unconditional RETURN after the MARK rule: the mark is set all the same
+  const auto returns = iptables("-j", "-A KUBE-MARK-MASQ -j RETURN\n", true);
+  CHECK(returns.services[0].frontends[0].masquerades == base.services[0].frontends[0].masquerades);
+  const auto same = compare(base, returns);
+  CHECK_MESSAGE(same.equivalent, (same.differences.empty() ? "" : fmt::format("{}", fmt::join(same.differences[0].details, "; "))));
+
+  // the hairpin rule of one endpoint removed
+  const auto no_hairpin = iptables("-j", "", false);
+  const auto c = compare(base, no_hairpin);
+  REQUIRE(c.differences.size() == 1);
+  const auto& d = c.differences[0].details;
+  CHECK_MESSAGE(std::find(d.begin(), d.end(),
+                          "endpoint 10.244.1.1:8080: masquerade source-inside 10.244.1.1/32 in A, never in B") != d.end(),
+                fmt::format("{}", fmt::join(d, "; ")));
+
+  // nft: the same RETURN (`return` after the mark rule) and goto
+  const auto nft = [](const std::string& to_mark, const std::string& after_mark) {
+    return graph_of_nft(
+        "table ip kube-proxy {\n\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n"
+        "\t\tjump services\n\t}\n\tchain nat-postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy "
+        "accept;\n\t\tjump masquerading\n\t}\n\tchain masquerading {\n\t\tmeta mark & 0x00004000 == 0x00000000 return\n"
+        "\t\tmeta mark set meta mark ^ 0x00004000\n\t\tmasquerade fully-random\n\t}\n"
+        "\tchain mark-for-masquerade {\n\t\tmeta mark set meta mark | 0x00004000\n" +
+        after_mark +
+        "\t}\n\tchain services {\n\t\tip daddr 10.96.0.20 tcp dport 80 goto service-WEB00000-ns/web/tcp/http\n\t}\n"
+        "\tchain endpoint-EP000001-ns/web/tcp/http__10.244.1.1/8080 {\n\t\tip saddr 10.244.1.1 jump mark-for-masquerade\n"
+        "\t\tmeta l4proto tcp dnat to 10.244.1.1:8080\n\t}\n"
+        "\tchain service-WEB00000-ns/web/tcp/http {\n\t\tip daddr 10.96.0.20 ip saddr != 10.244.0.0/16 " +
+        to_mark +
+        " mark-for-masquerade\n\t\tnumgen random mod 1 vmap { 0 : goto "
+        "endpoint-EP000001-ns/web/tcp/http__10.244.1.1/8080 }\n\t}\n}\n");
+  };
+  const auto nft_base = nft("jump", "");
+  REQUIRE(nft_base.services.size() == 1);
+  CHECK(nft_base.services[0].frontends[0].result == outcome::dispatch);
+  CHECK(compare(nft_base, nft("jump", "\t\treturn\n")).equivalent);
+  CHECK_FALSE(compare(nft_base, nft("goto", "")).equivalent);
+}

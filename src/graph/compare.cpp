@@ -248,6 +248,7 @@ struct endpoint_sum {
   bool affinity = true;  // every entry has an affinity rule
   std::uint32_t affinity_timeout_s = 0;
   outcome after_nat = outcome::none;
+  std::vector<masquerade> masquerades;  // the conditions of every entry, sorted and once each
 };
 
 using ekey = std::tuple<ip_address, bool, std::uint16_t>;
@@ -262,6 +263,11 @@ std::map<ekey, endpoint_sum> endpoint_shares(const service& s) {
     x.affinity = x.affinity && e.affinity;
     x.affinity_timeout_s = std::max(x.affinity_timeout_s, e.affinity_timeout_s);
     if (e.after_nat != outcome::none) x.after_nat = e.after_nat;
+    x.masquerades.insert(x.masquerades.end(), e.masquerades.begin(), e.masquerades.end());
+  }
+  for (auto& [k, x] : m) {
+    std::sort(x.masquerades.begin(), x.masquerades.end());
+    x.masquerades.erase(std::unique(x.masquerades.begin(), x.masquerades.end()), x.masquerades.end());
   }
   return m;
 }
@@ -299,6 +305,10 @@ void compare_endpoints(const service& a, const service& b, const compare_options
     if (x.after_nat != y.after_nat)
       d.details.push_back(fmt::format("endpoint {}: its new connections {} after NAT in A, {} in B", name,
                                       fate(x.after_nat), fate(y.after_nat)));
+    // the endpoint's own masquerade (kube-proxy's hairpin rule: a pod reaching itself through the service)
+    if (x.masquerades != y.masquerades)
+      d.details.push_back(fmt::format("endpoint {}: masquerade {} in A, {} in B", name, masq_list(x.masquerades),
+                                      masq_list(y.masquerades)));
     // per endpoint, when the service has affinity on both sides (else the service-level check says it)
     if (a.affinity_timeout_s && b.affinity_timeout_s && !a.is_unknown(unknown_fact::affinity) &&
         !b.is_unknown(unknown_fact::affinity)) {

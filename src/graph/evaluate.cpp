@@ -313,12 +313,15 @@ class evaluator {
     for (index c = 0; masq && c < p.chains.size(); ++c) {
       const auto& ch = p.chains[c];
       if (ch.count == 0 || ch.at != hook::none) continue;
+      // unconditional mark rules, up to the end or to an unconditional return (what follows it never runs:
+      // `-A KUBE-MARK-MASQ -j RETURN` after the MARK rule changes nothing)
       bool only_marks = true, marks = false;
       for (index i = ch.first; i < ch.first + ch.count && only_marks; ++i) {
         const auto& r = p.rules[i];
-        only_marks = r.act.kind == action_kind::mark_set;
-        for (index k = r.first; k < r.first + r.count && only_marks; ++k)
-          only_marks = p.conditions[k].kind == cond_kind::always;
+        bool always = true;
+        for (index k = r.first; k < r.first + r.count && always; ++k) always = p.conditions[k].kind == cond_kind::always;
+        if (always && r.act.kind == action_kind::ret) break;
+        only_marks = always && r.act.kind == action_kind::mark_set;
         marks = marks || (only_marks && marks_for_masquerade(r.act.mark));
       }
       ev_.mark_chain[c] = only_marks;
@@ -1281,8 +1284,9 @@ class evaluator {
           continue;
         }
         // Jumps to a masquerade-mark chain (and MARK rules) set the mark and return: record when.
-        const bool to_mark = (r.act.kind == action_kind::jump || r.act.kind == action_kind::go_to) &&
-                             r.act.target != none && ev_.mark_chain[r.act.target];
+        // (a goto to it is not: the connection then leaves this chain for the one that jumped here, and is
+        // followed as any goto is)
+        const bool to_mark = r.act.kind == action_kind::jump && r.act.target != none && ev_.mark_chain[r.act.target];
         const bool marks = r.act.kind == action_kind::mark_set && !ev_.mark_chain.empty() && is_masq_program();
         if (to_mark || marks) {
           // the mark takes the connection past the masquerade rule's mark test: record when it is set
