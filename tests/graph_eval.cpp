@@ -1667,12 +1667,14 @@ TEST_CASE("a goto to the mark chain, a RETURN after the MARK rule, and the hairp
   // a tester's finds, each checked with connections through a network namespace: a goto to the mark chain
   // leaves the service chain for good (the kernel resumes after the jump to it: no DNAT), a RETURN after the
   // MARK rule changes nothing, and an endpoint's own masquerade rule is compared
-  const auto iptables = [](const std::string& to_mark, const std::string& after_mark, bool hairpin) {
+  const std::string all_hooks = "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n-A POSTROUTING -j KUBE-POSTROUTING\n";
+  const auto iptables = [&](const std::string& to_mark, const std::string& after_mark, bool hairpin,
+                            const std::string& hooks = "") {
     std::string t =
         "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-MARK-MASQ - [0:0]\n"
         ":KUBE-POSTROUTING - [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-WEB0000000000000 - [0:0]\n"
-        ":KUBE-SEP-WEB0000000000001 - [0:0]\n:KUBE-SEP-WEB0000000000002 - [0:0]\n"
-        "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n-A POSTROUTING -j KUBE-POSTROUTING\n"
+        ":KUBE-SEP-WEB0000000000001 - [0:0]\n:KUBE-SEP-WEB0000000000002 - [0:0]\n" +
+        (hooks.empty() ? all_hooks : hooks) +
         "-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000\n" +
         after_mark +
         "-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n"
@@ -1724,12 +1726,25 @@ TEST_CASE("a goto to the mark chain, a RETURN after the MARK rule, and the hairp
                           "endpoint 10.244.1.1:8080: masquerade source-inside 10.244.1.1/32 in A, never in B") != d.end(),
                 fmt::format("{}", fmt::join(d, "; ")));
 
-  // nft: the same RETURN (`return` after the mark rule) and goto
-  const auto nft = [](const std::string& to_mark, const std::string& after_mark) {
+  // the masquerade rule counts where a postrouting hook reaches it: with the other hooks' jumps in the
+  // dump, a KUBE-POSTROUTING nothing jumps to masquerades nothing; without any (kube-proxy's restore
+  // input) its rules are taken as hooked
+  const auto unhooked = iptables("-j", "", true, "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n");
+  CHECK(unhooked.services[0].frontends[0].result == outcome::dispatch);
+  CHECK(unhooked.services[0].frontends[0].masquerades.empty());
+  CHECK_FALSE(compare(base, unhooked).equivalent);
+  const auto restore_input = iptables("-j", "", true, "\n");
+  CHECK(restore_input.services[0].frontends[0].masquerades == base.services[0].frontends[0].masquerades);
+  CHECK(compare(base, restore_input).equivalent);
+
+  // nft: the same RETURN (`return` after the mark rule) and goto, and a postrouting chain without its jump
+  const auto nft = [](const std::string& to_mark, const std::string& after_mark,
+                      const std::string& postrouting = "\t\tjump masquerading\n") {
     return graph_of_nft(
         "table ip kube-proxy {\n\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n"
         "\t\tjump services\n\t}\n\tchain nat-postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy "
-        "accept;\n\t\tjump masquerading\n\t}\n\tchain masquerading {\n\t\tmeta mark & 0x00004000 == 0x00000000 return\n"
+        "accept;\n" +
+        postrouting + "\t}\n\tchain masquerading {\n\t\tmeta mark & 0x00004000 == 0x00000000 return\n"
         "\t\tmeta mark set meta mark ^ 0x00004000\n\t\tmasquerade fully-random\n\t}\n"
         "\tchain mark-for-masquerade {\n\t\tmeta mark set meta mark | 0x00004000\n" +
         after_mark +
@@ -1746,4 +1761,7 @@ TEST_CASE("a goto to the mark chain, a RETURN after the MARK rule, and the hairp
   CHECK(nft_base.services[0].frontends[0].result == outcome::dispatch);
   CHECK(compare(nft_base, nft("jump", "\t\treturn\n")).equivalent);
   CHECK_FALSE(compare(nft_base, nft("goto", "")).equivalent);
+  const auto nft_unhooked = nft("jump", "", "");
+  CHECK(nft_unhooked.services[0].frontends[0].masquerades.empty());
+  CHECK_FALSE(compare(nft_base, nft_unhooked).equivalent);
 }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -306,10 +307,30 @@ class evaluator {
     };
     for (const auto& r : p.rules) jumps(r.act.kind, r.act.target);
     for (const auto& e : p.elements) jumps(e.result.kind, e.result.target);
+    // A dump with the hooks' jumps into kube-proxy's chains (iptables-save, nft) starts at the hooks only:
+    // a fallback entry the hooks do not reach is unhooked there. Only a dump without them (kube-proxy's
+    // restore input and its kernel re-listing) starts at the fallback entries.
+    {
+      std::vector<index> starts;
+      for (const auto& e : p.entries) starts.push_back(e.chain);
+      const auto reached = reach(starts);
+      for (const auto& e : p.fallback_entries)
+        if (e.chain < p.chains.size() && reached[e.chain]) hooked_[static_cast<std::size_t>(e.when)] = true;
+    }
+    // Masquerade rules count where a postrouting hook reaches them; without the hooks' jumps, everywhere.
+    std::vector<char> masq_reached(p.chains.size(), 1);
+    if (hooked_[static_cast<std::size_t>(stage::nat)]) {
+      std::vector<index> post;
+      for (index c = 0; c < p.chains.size(); ++c)
+        if (p.chains[c].at == hook::postrouting) post.push_back(c);
+      masq_reached = reach(post);
+    }
     bool masq = false;
-    for (const auto& r : p.rules) masq = masq || r.act.kind == action_kind::masquerade;
+    for (index c = 0; c < p.chains.size(); ++c)
+      for (index i = p.chains[c].first; i < p.chains[c].first + p.chains[c].count && masq_reached[c]; ++i)
+        masq = masq || p.rules[i].act.kind == action_kind::masquerade;
     masq_mark_chain_.assign(p.chains.size(), false);
-    if (masq) find_masquerade_guards();
+    if (masq) find_masquerade_guards(masq_reached);
     for (index c = 0; masq && c < p.chains.size(); ++c) {
       const auto& ch = p.chains[c];
       if (ch.count == 0 || ch.at != hook::none) continue;
@@ -376,7 +397,7 @@ class evaluator {
       for (const auto& e : p_.entries)
         if (e.when == st) start(e.chain);
       for (const auto& e : p_.fallback_entries)
-        if (e.when == st && !jumped_to_[e.chain]) start(e.chain);
+        if (e.when == st && !jumped_to_[e.chain] && !hooked_[static_cast<std::size_t>(st)]) start(e.chain);
     }
     probe_endpoints();
     return std::move(ev_);
@@ -1412,8 +1433,36 @@ class evaluator {
     bool returns_when_equal = true;
   };
   /// For every masquerade rule, the mark tests before it in its chain.
-  void find_masquerade_guards() {
-    for (const auto& ch : p_.chains) {
+  /// The chains reached from `starts` (included) by jumps, gotos and verdict map elements.
+  std::vector<char> reach(const std::vector<index>& starts) const {
+    std::vector<char> seen(p_.chains.size(), 0);
+    std::vector<index> todo;
+    const auto go = [&](index t) {
+      if (t < p_.chains.size() && !seen[t]) {
+        seen[t] = 1;
+        todo.push_back(t);
+      }
+    };
+    for (const index c : starts) go(c);
+    while (!todo.empty()) {
+      const auto& ch = p_.chains[todo.back()];
+      todo.pop_back();
+      for (index i = ch.first; i < ch.first + ch.count; ++i) {
+        const auto& r = p_.rules[i];
+        if (r.act.kind == action_kind::jump || r.act.kind == action_kind::go_to) go(r.act.target);
+        if (r.act.map < p_.maps.size())
+          for (index e = p_.maps[r.act.map].first; e < p_.maps[r.act.map].first + p_.maps[r.act.map].count; ++e)
+            go(p_.elements[e].result.target);
+      }
+    }
+    return seen;
+  }
+
+  /// The mark tests before each masquerade rule in the chains `reached` marks.
+  void find_masquerade_guards(const std::vector<char>& reached) {
+    for (index c = 0; c < p_.chains.size(); ++c) {
+      if (!reached[c]) continue;
+      const auto& ch = p_.chains[c];
       std::vector<mark_guard> guards;
       for (index i = ch.first; i < ch.first + ch.count; ++i) {
         const auto& r = p_.rules[i];
@@ -1704,6 +1753,7 @@ class evaluator {
   /// Frontends this run recorded at a translation reached before the destination was exact, by dest_hash.
   std::unordered_multimap<std::size_t, index> inexact_;
   std::vector<std::vector<mark_guard>> masq_guards_;
+  std::array<bool, 3> hooked_{};       // per stage: the hooks reach one of its fallback entries
   std::vector<bool> masq_mark_chain_;  // mark chains whose mark a masquerade rule looks for
   const std::uint64_t budget_;
   const std::uint64_t cheap_budget_;
