@@ -353,8 +353,8 @@ class assembler {
           // Straight into an endpoint selection: a short-circuit for this source (Local policy).
           if (b.cls.k == source_class::kind::local)
             w.short_local = true;
-          else
-            w.short_prefixes.push_back(b.cls.prefix);
+          else if (std::find(w.short_prefixes.begin(), w.short_prefixes.end(), b.cls.prefix) == w.short_prefixes.end())
+            w.short_prefixes.push_back(b.cls.prefix);  // once, however often the dispatch is entered
           w.shorts.push_back(&b);
         } else if (!generic_dispatch && b.cls.k == source_class::kind::prefix && b.target != none) {
           // A gate before the service's own dispatch (iptables KUBE-FW-*): only these sources get in (and
