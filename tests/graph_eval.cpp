@@ -1442,8 +1442,17 @@ TEST_CASE("affinity that does not keep a client on its endpoint is never taken f
       REQUIRE(g.diagnostics.size() == 1);
       CHECK(g.diagnostics[0].message ==
             "session affinity: clients found in 'affinity-6J65OJTM-shop/cache/tcp/redis__10.244.2.22/6379' are sent "
-            "to 10.244.2.22, whose endpoint chain does not record them there; the graph shows affinity as written, "
-            "which does not keep a client on its endpoint");
+            "to 10.244.2.22, whose endpoint chain does not record them there, so the check never finds one: that "
+            "endpoint has no session affinity");
+      // and compare says so (a tester found it taken as an assumption: "EQUIVALENT (ASSUMING ...)")
+      const auto c = compare(graph_result_of_nft(text).value, g.value);
+      CHECK_FALSE(c.equivalent);
+      REQUIRE(c.differences.size() == 1);
+      const auto& d = c.differences[0].details;
+      CHECK_MESSAGE(std::find(d.begin(), d.end(),
+                              "endpoint 10.244.2.22:6379: session affinity 10800 s in A, no session affinity in B") !=
+                        d.end(),
+                    fmt::format("{}", fmt::join(d, "; ")));
     }
     const auto added = with("add @affinity-6J65OJTM-shop/cache/tcp/redis__10.244.2.22/6379 { ip saddr }");
     REQUIRE(added.diagnostics.size() == 1);

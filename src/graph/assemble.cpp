@@ -603,13 +603,17 @@ class assembler {
         for (const auto& t : b->results)
           if (is_dnat(t)) {
             const std::uint32_t kept = recorded_timeout(t.endpoint_chain, b->cls.list).value_or(b->cls.timeout_s);
-            timeout = std::max(timeout, kept);
-            for (auto& e : s.endpoints)
-              if (e.address == t.addr && e.port == t.port) {
-                e.affinity = true;
-                e.affinity_timeout_s = std::max(e.affinity_timeout_s, kept);
-              }
-            switch (records_client(t.endpoint_chain, b->cls.list)) {
+            const recording how = records_client(t.endpoint_chain, b->cls.list);
+            // a check that never finds a client (its endpoint chain does not record them) keeps none there
+            if (how != recording::none) {
+              timeout = std::max(timeout, kept);
+              for (auto& e : s.endpoints)
+                if (e.address == t.addr && e.port == t.port) {
+                  e.affinity = true;
+                  e.affinity_timeout_s = std::max(e.affinity_timeout_s, kept);
+                }
+            }
+            switch (how) {
               case recording::none:
                 report_broken_affinity(*b, t);
                 break;
@@ -903,8 +907,8 @@ class assembler {
   }
   void report_broken_affinity(const branch& b, const terminal& t) {
     warn_once(b.origin, fmt::format("session affinity: clients found in '{}' are sent to {}, whose endpoint chain "
-                                    "does not record them there; the graph shows affinity as written, which does "
-                                    "not keep a client on its endpoint",
+                                    "does not record them there, so the check never finds one: that endpoint has no "
+                                    "session affinity",
                                     b.cls.list, to_string(t.addr)));
   }
   /// An unsupported-dispatch warning at a rule, once per rule.
