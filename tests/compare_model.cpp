@@ -180,6 +180,26 @@ TEST_CASE("frontend outcomes, source ranges and masquerading are compared") {
         d.end());
 }
 
+TEST_CASE("NodePorts on other node addresses differ; any local address against a list is a setting, noted") {
+  // a tester's find: nodeport-ips changed between two nft dumps was only noted as a kube-proxy setting
+  const auto with_nodeport = [](const char* address) {
+    auto g = cluster("nftables");
+    auto& f = g.services[1].frontends[1];
+    f.any_local = address == nullptr;
+    f.has_address = address != nullptr;
+    if (address != nullptr) f.address = host(address);
+    return g;
+  };
+  const auto a = with_nodeport("192.168.49.2");
+  const auto moved = compare(a, with_nodeport("192.168.49.3"));
+  REQUIRE(moved.differences.size() == 1);
+  CHECK(moved.differences[0].details ==
+        std::vector<std::string>{"frontend node-port tcp node:30080: NodePort connections to 192.168.49.2 in A, to "
+                                 "192.168.49.3 in B"});
+  const auto setting = compare(with_nodeport(nullptr), a);
+  CHECK(setting.equivalent);
+}
+
 TEST_CASE("source ranges are compared as the addresses they cover, not as written") {
   const auto ranges = [](std::initializer_list<const char*> list) {
     std::vector<ip_prefix> out;

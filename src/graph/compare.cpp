@@ -229,7 +229,12 @@ void compare_frontend(const frontend& f, const frontend& g, const service& a, co
   if (f.result != outcome::drop && f.result != outcome::reject && f.masquerades != g.masquerades)
     d.details.push_back(fmt::format("frontend {}: masquerade {} in A, {} in B", frontend_text(f),
                                     masq_list(f.masquerades), masq_list(g.masquerades)));
-  if (frontend_class(f.kind) == 1 && nodeport_scope(f) != nodeport_scope(g))
+  // "any local address" against a list of addresses is kube-proxy's --nodeport-addresses setting (nftables
+  // mode lists the node's); two different lists are different NodePort frontends
+  if (frontend_class(f.kind) == 1 && nodeport_scope(f) != nodeport_scope(g) && !f.any_local && !g.any_local)
+    d.details.push_back(fmt::format("frontend {}: NodePort connections to {} in A, to {} in B", frontend_text(f),
+                                    nodeport_scope(f), nodeport_scope(g)));
+  else if (frontend_class(f.kind) == 1 && nodeport_scope(f) != nodeport_scope(g))
     notes.nodeport_scopes.insert(
         fmt::format("NodePorts accept {} in A, {} in B", nodeport_scope(f), nodeport_scope(g)));
 }
