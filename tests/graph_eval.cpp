@@ -238,6 +238,7 @@ TEST_CASE("nftables-shaped dispatch: verdict maps, numgen, affinity set, pre-DNA
   b.chain("nat-prerouting", table_kind::nat, hook::prerouting, -100);
   b.chain("nat-output", table_kind::nat, hook::output, -100);
   b.chain("filter-prerouting-pre-dnat", table_kind::filter, hook::prerouting, -110);
+  b.chain("filter-output-pre-dnat", table_kind::filter, hook::output, -110);
   b.chain("filter-input", table_kind::filter, hook::input, 0);
   for (const char* c :
        {"services", "mark-for-masquerade", "masquerading", "firewall-check", "reject-chain", "service-endpoints-check",
@@ -284,18 +285,20 @@ TEST_CASE("nftables-shaped dispatch: verdict maps, numgen, affinity set, pre-DNA
   b.rule("external-AAAAAAAA-ns1/svc1/tcp/p80", {}, jump("mark-for-masquerade"));
   b.rule("external-AAAAAAAA-ns1/svc1/tcp/p80", {}, go_to("service-AAAAAAAA-ns1/svc1/tcp/p80"));
   b.rule("filter-prerouting-pre-dnat", {ct_state(d::ct_new)}, jump("firewall-check"));
+  b.rule("filter-output-pre-dnat", {ct_state(d::ct_new)}, jump("firewall-check"));
   b.rule("firewall-check", {}, vmap("firewall-ips", {field::daddr, field::l4proto, field::dport}));
   b.rule("firewall-AAAAAAAA-ns1/svc1/tcp/p80", {saddr("203.0.113.0/25", true)}, verdict(action_kind::drop));
   b.rule("filter-input", {ct_state(d::ct_new)}, jump("service-endpoints-check"));
   b.rule("service-endpoints-check", {}, vmap("no-endpoint-services", {field::daddr, field::l4proto, field::dport}));
   b.rule("reject-chain", {}, verdict(action_kind::reject));
   b.entry("nat-prerouting").entry("nat-output");
-  b.entry("filter-prerouting-pre-dnat", stage::pre_dnat).entry("filter-input", stage::post_dnat);
+  b.entry("filter-prerouting-pre-dnat", stage::pre_dnat).entry("filter-output-pre-dnat", stage::pre_dnat);
+  b.entry("filter-input", stage::post_dnat);
   b.cluster_ip_set("cluster-ips");
   const auto p = b.build();
   std::vector<diagnostic> diags;
   const auto g = build(p, &diags);
-  CHECK(diags.empty());
+  CHECK_MESSAGE(diags.empty(), (diags.empty() ? std::string() : diags[0].message));
   REQUIRE(g.services.size() == 2);
   const auto* s1 = g.find("ns1/svc1:p80");
   REQUIRE(s1 != nullptr);
@@ -1773,4 +1776,48 @@ TEST_CASE("a goto to the mark chain, a RETURN after the MARK rule, and the hairp
   const auto nft_unhooked = nft("jump", "", "");
   CHECK(nft_unhooked.services[0].frontends[0].masquerades.empty());
   CHECK_FALSE(compare(nft_base, nft_unhooked).equivalent);
+}
+
+TEST_CASE("a source-range gate before NAT holds only where it runs at every hook NAT translates the frontend at") {
+  // a tester's find, checked with connections through a network namespace: filter-output-pre-dnat moved
+  // after NAT (priority -90) lets this node's own connections to the LoadBalancer IP through from any source
+  const auto lb = [](const std::string& output_priority) {
+    return graph_result_of_nft(
+        "table ip kube-proxy {\n"
+        "\tmap firewall-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
+        "\t\telements = { 5.6.7.8 . tcp . 80 : goto firewall-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
+        "\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
+        "\t\telements = { 5.6.7.8 . tcp . 80 : goto external-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
+        "\tchain filter-prerouting-pre-dnat {\n\t\ttype filter hook prerouting priority dstnat - 10; policy accept;\n"
+        "\t\tct state new jump firewall-check\n\t}\n"
+        "\tchain filter-output-pre-dnat {\n\t\ttype filter hook output priority " +
+        output_priority +
+        "; policy accept;\n\t\tct state new jump firewall-check\n\t}\n"
+        "\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n\t}\n"
+        "\tchain nat-output {\n\t\ttype nat hook output priority -100; policy accept;\n\t\tjump services\n\t}\n"
+        "\tchain firewall-check {\n\t\tip daddr . meta l4proto . th dport vmap @firewall-ips\n\t}\n"
+        "\tchain services {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n"
+        "\tchain firewall-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tip saddr != { 203.0.113.0/25 } drop\n\t}\n"
+        "\tchain endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 {\n\t\tmeta l4proto tcp dnat to 10.0.1.1:80\n\t}\n"
+        "\tchain service-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tnumgen random mod 1 vmap { 0 : goto "
+        "endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 }\n\t}\n"
+        "\tchain external-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tgoto service-AAAAAAAA-ns1/svc1/tcp/p80\n\t}\n}\n");
+  };
+  const auto ranges_of = [](const dispatch_graph& g) {
+    REQUIRE(g.services.size() == 1);
+    REQUIRE(g.services[0].frontends.size() == 1);
+    return g.services[0].frontends[0].source_ranges;
+  };
+  const auto both = lb("-110");
+  CHECK(both.diagnostics.empty());
+  const auto gated = ranges_of(both.value);
+  REQUIRE(gated.size() == 1);
+  CHECK(to_string(gated[0]) == "203.0.113.0/25");
+  const auto after = lb("-90");
+  CHECK(ranges_of(after.value).empty());
+  REQUIRE(after.diagnostics.size() == 1);
+  CHECK(after.diagnostics[0].message ==
+        "a filter before NAT ends some connections to 5.6.7.8 at prerouting only; NAT translates them at prerouting "
+        "and output too, where nothing before it does: the graph takes them as not ended there");
+  CHECK_FALSE(compare(both.value, after.value).equivalent);
 }

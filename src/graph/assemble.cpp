@@ -327,8 +327,22 @@ class assembler {
   void analyse(fe_work& w) {
     const auto& fr = ev_.frontends;
     for (const index r : w.recs) set_identity(w, fr[r]);
-    if (w.gate_rec != none)
-      if (auto g = gate_of(fr[w.gate_rec])) {
+    // A gate before NAT holds for the frontend only where it runs at every hook NAT translates the
+    // frontend at (nft's filter-prerouting-pre-dnat and filter-output-pre-dnat): a hook without it lets
+    // every source through there.
+    // (A filter that ends every source's connections is not judged so: where it is missing before NAT, one
+    // after NAT may end them, as kube-proxy up to 1.31 rejected a service without endpoints in output's
+    // filter before NAT and in forward's and input's after it.)
+    const std::uint8_t nat_hooks = w.rec != none ? fr[w.rec].hooks : std::uint8_t{0};
+    const auto gate = w.gate_rec != none ? gate_of(fr[w.gate_rec]) : std::nullopt;
+    const bool gate_everywhere = !gate || gate->empty() || (fr[w.gate_rec].hooks & nat_hooks) == nat_hooks;
+    if (!gate_everywhere && !fr[w.gate_rec].origins.empty())
+      warn_once(fr[w.gate_rec].origins.front(),
+                fmt::format("a filter before NAT ends some connections to {} at {} only; NAT translates them at {} too, "
+                            "where nothing before it does: the graph takes them as not ended there",
+                            to_string(w.d.addr.address), hook_names(fr[w.gate_rec].hooks), hook_names(nat_hooks)));
+    if (gate_everywhere)
+      if (auto g = gate) {
         if (g->empty()) {
           w.pre_dnat_verdict = verdict_of(fr[w.gate_rec].results);  // no source gets past it
           w.reject_at = heaviest_reject(fr[w.gate_rec].results);
@@ -910,6 +924,11 @@ class assembler {
                                     "does not record them there, so the check never finds one: that endpoint has no "
                                     "session affinity",
                                     b.cls.list, to_string(t.addr)));
+  }
+  static std::string hook_names(std::uint8_t hooks) {
+    const bool pre = (hooks & static_cast<std::uint8_t>(frontend_hook::prerouting)) != 0;
+    const bool out = (hooks & static_cast<std::uint8_t>(frontend_hook::output)) != 0;
+    return pre && out ? "prerouting and output" : pre ? "prerouting" : out ? "output" : "no hook";
   }
   /// An unsupported-dispatch warning at a rule, once per rule.
   void warn_once(index origin, std::string message) {
