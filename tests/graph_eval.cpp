@@ -1821,3 +1821,37 @@ TEST_CASE("a source-range gate before NAT holds only where it runs at every hook
         "and output too, where nothing before it does: the graph takes them as not ended there");
   CHECK_FALSE(compare(both.value, after.value).equivalent);
 }
+
+TEST_CASE("KUBE-NODEPORTS reached for one node address is that address's NodePort (--nodeport-addresses)") {
+  // a tester's find: iptables mode with --nodeport-addresses jumps to KUBE-NODEPORTS per node address, and
+  // the NodePort was taken for an external address (nftables mode lists the addresses in nodeport-ips)
+  const auto dump = [](const std::string& to_nodeports) {
+    auto g = graph_of_rules(
+        "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n"
+        ":KUBE-SVC-WEB0000000000000 - [0:0]\n:KUBE-EXT-WEB0000000000000 - [0:0]\n:KUBE-SEP-WEB0000000000001 - [0:0]\n"
+        "-A PREROUTING -j KUBE-SERVICES\n"
+        "-A KUBE-SERVICES -d 10.96.0.20/32 -p tcp -m comment --comment \"ns/web:http cluster IP\" -m tcp --dport 80 -j "
+        "KUBE-SVC-WEB0000000000000\n"
+        "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this "
+        "chain\" " +
+        to_nodeports +
+        " -j KUBE-NODEPORTS\n"
+        "-A KUBE-NODEPORTS -p tcp -m comment --comment \"ns/web:http\" -m tcp --dport 30080 -j KUBE-EXT-WEB0000000000000\n"
+        "-A KUBE-EXT-WEB0000000000000 -j KUBE-SVC-WEB0000000000000\n"
+        "-A KUBE-SVC-WEB0000000000000 -m comment --comment \"ns/web:http -> 10.244.1.1:8080\" -j KUBE-SEP-WEB0000000000001\n"
+        "-A KUBE-SEP-WEB0000000000001 -p tcp -m comment --comment \"ns/web:http\" -m tcp -j DNAT --to-destination "
+        "10.244.1.1:8080\nCOMMIT\n");
+    REQUIRE(g.ok());
+    REQUIRE(g.value.services.size() == 1);
+    REQUIRE(g.value.services[0].frontends.size() == 2);
+    return std::move(g.value);
+  };
+  const auto listed = dump("-d 192.168.49.2/32");
+  const auto& np = listed.services[0].frontends[1];
+  CHECK(np.kind == frontend_kind::node_port);
+  CHECK(to_string(np.address.address) == "192.168.49.2");
+  const auto any = dump("-m addrtype --dst-type LOCAL");
+  CHECK(any.services[0].frontends[1].kind == frontend_kind::node_port);
+  CHECK(any.services[0].frontends[1].any_local);
+  CHECK(compare(any, listed).equivalent);  // a kube-proxy setting, noted
+}

@@ -521,6 +521,14 @@ class assembler {
     if (!w.name) return frontend_kind::dnat;
     if (&w == cluster) return frontend_kind::cluster_ip;
     if (w.d.local || (w.d.addr_set != none && w.d.addr_set != p_.cluster_ip_set)) return frontend_kind::node_port;
+    // iptables' KUBE-NODEPORTS reached for one node address (kube-proxy's --nodeport-addresses: `-d
+    // 192.168.49.2/32 -j KUBE-NODEPORTS`, where nftables mode has its nodeport-ips set)
+    if (w.rec != none) {
+      const auto& r = ev_.frontends[w.rec];
+      const auto nodeports = [&](index c) { return c < p_.chains.size() && p_.chains[c].name == "KUBE-NODEPORTS"; };
+      if (nodeports(r.entry_chain) || std::any_of(r.chains.begin(), r.chains.end(), nodeports))
+        return frontend_kind::node_port;
+    }
     if (!w.ranges.empty()) return frontend_kind::load_balancer_ip;
     return frontend_kind::external_or_load_balancer_ip;
   }
