@@ -1681,12 +1681,12 @@ TEST_CASE("a goto to the mark chain, a RETURN after the MARK rule, and the hairp
   // MARK rule changes nothing, and an endpoint's own masquerade rule is compared
   const std::string all_hooks = "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n-A POSTROUTING -j KUBE-POSTROUTING\n";
   const auto iptables = [&](const std::string& to_mark, const std::string& after_mark, bool hairpin,
-                            const std::string& hooks = "") {
+                            const std::string& hooks = "", const std::string& before_mark = "") {
     std::string t =
         "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-MARK-MASQ - [0:0]\n"
         ":KUBE-POSTROUTING - [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-WEB0000000000000 - [0:0]\n"
         ":KUBE-SEP-WEB0000000000001 - [0:0]\n:KUBE-SEP-WEB0000000000002 - [0:0]\n" +
-        (hooks.empty() ? all_hooks : hooks) +
+        (hooks.empty() ? all_hooks : hooks) + before_mark +
         "-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000\n" +
         after_mark +
         "-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n"
@@ -1728,6 +1728,14 @@ TEST_CASE("a goto to the mark chain, a RETURN after the MARK rule, and the hairp
   CHECK(returns.services[0].frontends[0].masquerades == base.services[0].frontends[0].masquerades);
   const auto same = compare(base, returns);
   CHECK_MESSAGE(same.equivalent, (same.differences.empty() ? "" : fmt::format("{}", fmt::join(same.differences[0].details, "; "))));
+
+  // a return when the bit is set already changes nothing (a second tester's find: taken as never marking);
+  // a later rule that clears it does (taken as marking)
+  CHECK(compare(base, iptables("-j", "", true, "", "-A KUBE-MARK-MASQ -m mark --mark 0x4000/0x4000 -j RETURN\n"))
+            .equivalent);
+  const auto cleared = iptables("-j", "-A KUBE-MARK-MASQ -j MARK --set-xmark 0x0/0x4000\n", true);
+  CHECK(cleared.services[0].frontends[0].masquerades.empty());
+  CHECK_FALSE(compare(base, cleared).equivalent);
 
   // the hairpin rule of one endpoint removed
   const auto no_hairpin = iptables("-j", "", false);

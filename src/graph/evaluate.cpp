@@ -335,18 +335,27 @@ class evaluator {
       const auto& ch = p.chains[c];
       if (ch.count == 0 || ch.at != hook::none) continue;
       // unconditional mark rules, up to the end or to an unconditional return (what follows it never runs:
-      // `-A KUBE-MARK-MASQ -j RETURN` after the MARK rule changes nothing)
-      bool only_marks = true, marks = false;
+      // `-A KUBE-MARK-MASQ -j RETURN` after the MARK rule changes nothing); a return when bits are set
+      // already changes nothing either where the chain sets them (`-m mark --mark 0x4000/0x4000 -j RETURN`)
+      bool only_marks = true;
+      std::uint32_t mark = 0;         // what the chain leaves on a connection without a mark
+      std::uint32_t return_when = 0;  // the bits whose presence returns early
       for (index i = ch.first; i < ch.first + ch.count && only_marks; ++i) {
         const auto& r = p.rules[i];
         bool always = true;
         for (index k = r.first; k < r.first + r.count && always; ++k) always = p.conditions[k].kind == cond_kind::always;
         if (always && r.act.kind == action_kind::ret) break;
+        if (const auto* m = r.count == 1 ? &p.conditions[r.first] : nullptr;
+            r.act.kind == action_kind::ret && m != nullptr && m->kind == cond_kind::mark && !m->negated && m->a == m->b) {
+          return_when |= m->b;
+          continue;
+        }
         only_marks = always && r.act.kind == action_kind::mark_set;
-        marks = marks || (only_marks && marks_for_masquerade(r.act.mark));
+        if (only_marks) mark = (mark & ~r.act.mark_mask) ^ r.act.mark;  // xt_mark, nft meta mark set
       }
+      only_marks = only_marks && (return_when & ~mark) == 0;
       ev_.mark_chain[c] = only_marks;
-      masq_mark_chain_[c] = only_marks && marks;
+      masq_mark_chain_[c] = only_marks && mark != 0 && marks_for_masquerade(mark);
     }
   }
 
