@@ -331,7 +331,11 @@ class evaluator {
         masq = masq || p.rules[i].act.kind == action_kind::masquerade;
     masq_mark_chain_.assign(p.chains.size(), false);
     if (masq) find_masquerade_guards(masq_reached);
-    for (index c = 0; masq && c < p.chains.size(); ++c) {
+    // mark chains are told where the ruleset masquerades at all: a jump to one only sets the mark (with no
+    // masquerade rule hooked, for nothing), however its rule singles out sources
+    const bool masq_anywhere =
+        std::any_of(p.rules.begin(), p.rules.end(), [](const rule& r) { return r.act.kind == action_kind::masquerade; });
+    for (index c = 0; masq_anywhere && c < p.chains.size(); ++c) {
       const auto& ch = p.chains[c];
       if (ch.count == 0 || ch.at != hook::none) continue;
       // unconditional mark rules, up to the end or to an unconditional return (what follows it never runs:
