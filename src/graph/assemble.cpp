@@ -523,10 +523,10 @@ class assembler {
     if (w.d.local || (w.d.addr_set != none && w.d.addr_set != p_.cluster_ip_set)) return frontend_kind::node_port;
     // iptables' KUBE-NODEPORTS reached for one node address (kube-proxy's --nodeport-addresses: `-d
     // 192.168.49.2/32 -j KUBE-NODEPORTS`, where nftables mode has its nodeport-ips set)
-    if (w.rec != none) {
+    if (w.rec != none && p_.nodeport_chain != none) {
       const auto& r = ev_.frontends[w.rec];
-      const auto nodeports = [&](index c) { return c < p_.chains.size() && p_.chains[c].name == "KUBE-NODEPORTS"; };
-      if (nodeports(r.entry_chain) || std::any_of(r.chains.begin(), r.chains.end(), nodeports))
+      if (r.entry_chain == p_.nodeport_chain ||
+          std::find(r.chains.begin(), r.chains.end(), p_.nodeport_chain) != r.chains.end())
         return frontend_kind::node_port;
     }
     if (!w.ranges.empty()) return frontend_kind::load_balancer_ip;

@@ -220,6 +220,8 @@ struct program {
   index cluster_ip_set = none;
   /// A filter chain whose verdict rules are for ClusterIPs (iptables filter KUBE-SERVICES).
   index cluster_ip_chain = none;
+  /// A NAT chain whose dispatch is NodePorts, for whatever address jumps to it (iptables KUBE-NODEPORTS).
+  index nodeport_chain = none;
   ruleset_structure structure;
 };
 

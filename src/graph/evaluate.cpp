@@ -1445,7 +1445,6 @@ class evaluator {
     std::uint32_t mask = 0, value = 0;
     bool returns_when_equal = true;
   };
-  /// For every masquerade rule, the mark tests before it in its chain.
   /// The chains reached from `starts` (included) by jumps, gotos and verdict map elements.
   std::vector<char> reach(const std::vector<index>& starts) const {
     std::vector<char> seen(p_.chains.size(), 0);
@@ -1471,7 +1470,7 @@ class evaluator {
     return seen;
   }
 
-  /// The mark tests before each masquerade rule in the chains `reached` marks.
+  /// For every masquerade rule in the chains `reached` marks, the mark tests before it in its chain.
   void find_masquerade_guards(const std::vector<char>& reached) {
     for (index c = 0; c < p_.chains.size(); ++c) {
       if (!reached[c]) continue;

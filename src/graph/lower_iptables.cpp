@@ -70,6 +70,7 @@ class lowering {
     for (const char* c : {"KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-PROXY-FIREWALL", "KUBE-NODEPORTS"})
       add_entry(chain_of(filter, c), d::stage::post_dnat, true);
     p_.cluster_ip_chain = chain_of(filter, "KUBE-SERVICES");
+    p_.nodeport_chain = chain_of(nat, "KUBE-NODEPORTS");
   }
 
  private:
