@@ -1867,3 +1867,60 @@ TEST_CASE("KUBE-NODEPORTS reached for one node address is that address's NodePor
   CHECK(any.services[0].frontends[1].any_local);
   CHECK(compare(any, listed).equivalent);  // a kube-proxy setting, noted
 }
+
+TEST_CASE("a source-range drop after NAT holds only where it runs at every hook untranslated connections reach") {
+  // iptables' twin of the gate before NAT: KUBE-FW-* leaves other sources untranslated for KUBE-PROXY-FIREWALL
+  // to drop after NAT, and kube-proxy jumps to it from input, forward and output; without one of them,
+  // those connections pass there
+  const auto lb = [](const std::vector<std::string>& hooks) {
+    std::string text =
+        "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-PROXY-FIREWALL - [0:0]\n";
+    for (const auto& h : hooks)
+      text += "-A " + h + " -m conntrack --ctstate NEW -j KUBE-PROXY-FIREWALL\n";
+    text +=
+        "-A KUBE-PROXY-FIREWALL -d 5.6.7.8/32 -p tcp -m tcp --dport 80 -j DROP\nCOMMIT\n"
+        "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-FW-WEB0000000000000 - [0:0]\n"
+        ":KUBE-EXT-WEB0000000000000 - [0:0]\n:KUBE-SVC-WEB0000000000000 - [0:0]\n:KUBE-SEP-WEB0000000000001 - [0:0]\n"
+        "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n"
+        "-A KUBE-SERVICES -d 5.6.7.8/32 -p tcp -m comment --comment \"ns/web:http loadbalancer IP\" -m tcp --dport 80 "
+        "-j KUBE-FW-WEB0000000000000\n"
+        "-A KUBE-FW-WEB0000000000000 -s 203.0.113.0/25 -j KUBE-EXT-WEB0000000000000\n"
+        "-A KUBE-EXT-WEB0000000000000 -j KUBE-SVC-WEB0000000000000\n"
+        "-A KUBE-SVC-WEB0000000000000 -j KUBE-SEP-WEB0000000000001\n"
+        "-A KUBE-SEP-WEB0000000000001 -p tcp -m tcp -j DNAT --to-destination 10.0.1.1:80\nCOMMIT\n";
+    return graph_of_rules(text);
+  };
+  const auto frontend_of = [](const result<dispatch_graph>& g) {
+    REQUIRE(g.value.services.size() == 1);
+    REQUIRE(g.value.services[0].frontends.size() == 1);
+    return g.value.services[0].frontends[0];
+  };
+  const auto all = lb({"INPUT", "FORWARD", "OUTPUT"});
+  CHECK(all.diagnostics.empty());
+  const auto gated = frontend_of(all);
+  REQUIRE(gated.source_ranges.size() == 1);
+  CHECK(to_string(gated.source_ranges[0]) == "203.0.113.0/25");
+  CHECK(gated.other_sources == outcome::drop);
+  // the order of the jumps does not matter, nor do repeated ones
+  CHECK(frontend_of(lb({"OUTPUT", "FORWARD", "INPUT", "FORWARD"})).other_sources == outcome::drop);
+  for (const auto& [hooks, missing] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"INPUT", "OUTPUT"}, "input and output only, not at forward"},
+           {{"FORWARD", "OUTPUT"}, "forward and output only, not at input"},
+           {{"INPUT", "FORWARD"}, "input and forward only, not at output"},
+           {{"OUTPUT"}, "output only, not at input and forward"}}) {
+    CAPTURE(missing);
+    const auto partial = lb(hooks);
+    const auto f = frontend_of(partial);
+    CHECK(f.source_ranges.size() == 1);
+    CHECK(f.other_sources == outcome::none);
+    REQUIRE(partial.diagnostics.size() == 1);
+    CHECK(partial.diagnostics[0].message ==
+          "a filter after NAT ends connections NAT leaves untranslated to 5.6.7.8 port 80 at " + missing +
+              ": the graph takes those from outside the allowed source ranges as not ended");
+    CHECK_FALSE(compare(all.value, partial.value).equivalent);
+  }
+  // kube-proxy's restore input has no hook jumps: KUBE-PROXY-FIREWALL is then an entry of its own
+  const auto restore = lb({});
+  CHECK(restore.diagnostics.empty());
+  CHECK(frontend_of(restore).other_sources == outcome::drop);
+}

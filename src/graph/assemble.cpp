@@ -86,6 +86,7 @@ std::optional<std::pair<service_name, l4_protocol>> identity_from_chain(std::str
 struct fe_work {
   index rec = none;
   index filter_rec = none;
+  std::uint8_t filter_hooks = 0;  // after_nat_hook bits of the hooks where filter_rec's verdict is met
   index gate_rec = none;
   bool dead = false;  // folded into another
   dest d;
@@ -262,6 +263,7 @@ class assembler {
   void collect() {
     const auto& fr = ev_.frontends;
     std::map<dest_key, index> nat_by_key, post_by_key, pre_by_key;
+    std::map<dest_key, std::uint8_t> post_hooks;  // after_nat_hook bits where the chains after NAT end them
     std::map<index, std::vector<index>> extra;  // records folded into a kept one
     for (index i = 0; i < fr.size(); ++i) {
       const auto& r = fr[i];
@@ -281,7 +283,10 @@ class assembler {
           }
         }
       } else if (r.when == stage::post_dnat) {
-        if (verdict_of(r.results) != outcome::none) post_by_key.emplace(k, i);
+        if (verdict_of(r.results) != outcome::none) {
+          post_by_key.emplace(k, i);
+          post_hooks[k] |= r.hooks;  // one destination's drop met from several hooks, in several records
+        }
       } else if (gate_of(r)) {
         pre_by_key.emplace(k, i);
       }
@@ -300,12 +305,14 @@ class assembler {
       w.recs.push_back(i);
       for (auto x : extra[i]) w.recs.push_back(x);
       w.filter_rec = take(post_by_key, k);
+      w.filter_hooks = post_hooks[k];
       w.gate_rec = take(pre_by_key, k);
       work_.push_back(std::move(w));
     }
     for (auto& [k, i] : post_by_key) {
       fe_work w;
       w.filter_rec = i;
+      w.filter_hooks = post_hooks[k];
       w.d = fr[i].d;
       w.gate_rec = take(pre_by_key, k);
       work_.push_back(std::move(w));
@@ -408,10 +415,14 @@ class assembler {
       w.verdict = outcome::drop;
     // Connections from sources outside the ranges: dropped by the gate itself (before NAT), or, gated in
     // NAT (KUBE-FW-*), left untranslated for the filter chains after it (KUBE-PROXY-FIREWALL) to drop.
-    if (!w.ranges.empty())
-      w.others = w.gated_before_nat ? verdict_of(fr[w.gate_rec].results)
-                 : w.filter_rec != none ? verdict_of(fr[w.filter_rec].results)
-                                        : outcome::none;
+    // The filter after NAT holds for them only where it runs at every hook they go on to: without its jump
+    // from forward (an address the node does not own) or input (one it does), arriving connections pass.
+    if (!w.ranges.empty()) {
+      if (w.gated_before_nat)
+        w.others = verdict_of(fr[w.gate_rec].results);
+      else if (w.filter_rec != none && filter_everywhere(w, nat_hooks))
+        w.others = verdict_of(fr[w.filter_rec].results);
+    }
     std::sort(w.ranges.begin(), w.ranges.end());
     w.ranges.erase(std::unique(w.ranges.begin(), w.ranges.end()), w.ranges.end());
   }
@@ -932,6 +943,40 @@ class assembler {
                                     "does not record them there, so the check never finds one: that endpoint has no "
                                     "session affinity",
                                     b.cls.list, to_string(t.addr)));
+  }
+  /// Whether the chains after NAT end `w`'s untranslated connections at every hook after NAT that
+  /// connections NAT saw at `nat_hooks` go on to; warns where not. A record reached from fallback entries
+  /// only (no hooks: input without the hooks' jumps) counts as everywhere.
+  bool filter_everywhere(const fe_work& w, std::uint8_t nat_hooks) {
+    const std::uint8_t need = after_nat_hook::after(nat_hooks);
+    const std::uint8_t missing = static_cast<std::uint8_t>(need & ~w.filter_hooks);
+    if (w.filter_hooks == 0 || missing == 0) return true;
+    // at the rule that ends them (kube-proxy's KUBE-PROXY-FIREWALL drop)
+    index at = none;
+    for (const auto& t : ev_.frontends[w.filter_rec].results)
+      if ((t.k == terminal_kind::drop || t.k == terminal_kind::reject) && t.rule < p_.rules.size()) {
+        at = p_.rules[t.rule].origin;
+        break;
+      }
+    if (at != none)
+      warn_once(at,
+                fmt::format("a filter after NAT ends connections NAT leaves untranslated to {} port {} at {} only, not "
+                            "at {}: the graph takes those from outside the allowed source ranges as not ended",
+                            to_string(w.d.addr.address), w.d.port.first, after_nat_hook_names(w.filter_hooks),
+                            after_nat_hook_names(missing)));
+    return false;
+  }
+  static std::string after_nat_hook_names(std::uint8_t hooks) {
+    std::string out;
+    const std::pair<std::uint8_t, std::string_view> names[] = {
+        {after_nat_hook::input, "input"}, {after_nat_hook::forward, "forward"}, {after_nat_hook::output, "output"}};
+    for (const auto& [bit, name] : names) {
+      if ((hooks & bit) == 0) continue;
+      hooks = static_cast<std::uint8_t>(hooks & ~bit);
+      out += out.empty() ? "" : hooks == 0 ? " and " : ", ";
+      out += name;
+    }
+    return out;
   }
   static std::string hook_names(std::uint8_t hooks) {
     const bool pre = (hooks & static_cast<std::uint8_t>(frontend_hook::prerouting)) != 0;

@@ -231,21 +231,23 @@ void compare_frontend(const frontend& f, const frontend& g, const service& a, co
                                     masq_list(f.masquerades), masq_list(g.masquerades)));
   // "any local address" against a list of addresses is kube-proxy's --nodeport-addresses setting (nftables
   // mode lists the node's); two different lists are different NodePort frontends
-  if (frontend_class(f.kind) == 1 && nodeport_scope(f) != nodeport_scope(g) && !f.any_local && !g.any_local)
-    d.details.push_back(fmt::format("frontend {}: NodePort connections to {} in A, to {} in B", frontend_text(f),
-                                    nodeport_scope(f), nodeport_scope(g)));
-  else if (frontend_class(f.kind) == 1 && nodeport_scope(f) != nodeport_scope(g))
-    notes.nodeport_scopes.insert(
-        fmt::format("NodePorts accept {} in A, {} in B", nodeport_scope(f), nodeport_scope(g)));
+  if (frontend_class(f.kind) == 1 && nodeport_scope(f) != nodeport_scope(g)) {
+    if (!f.any_local && !g.any_local)
+      d.details.push_back(fmt::format("frontend {}: NodePort connections to {} in A, to {} in B", frontend_text(f),
+                                      nodeport_scope(f), nodeport_scope(g)));
+    else
+      notes.nodeport_scopes.insert(
+          fmt::format("NodePorts accept {} in A, {} in B", nodeport_scope(f), nodeport_scope(g)));
+  }
 }
 
-/// An endpoint's shares summed over every entry of one destination (a ruleset may list one twice: two
-/// slots of a numgen map, two ladder rules).
 /// What the chains after NAT do to an endpoint's new connections, as a past participle.
 std::string_view fate(outcome o) {
   return o == outcome::drop ? "dropped" : o == outcome::reject ? "rejected" : "passed";
 }
 
+/// An endpoint's shares summed over every entry of one destination (a ruleset may list one twice: two
+/// slots of a numgen map, two ladder rules).
 struct endpoint_sum {
   const endpoint* first = nullptr;
   double probability = 0;

@@ -268,39 +268,28 @@ class evaluator {
     walk_records_.assign(p.chains.size(), {0, 0});
     visited_.assign(p.chains.size(), 0);
     ev_.mark_chain.assign(p.chains.size(), false);
-    // An entry chain is a fallback only for input without the jumps into it (kube-proxy's restore input
-    // lacks the hook chains' jumps): one that a rule or element jumps to but the hooks did not reach is
-    // unreachable (an earlier rule ended its traffic), not an entry.
     // A mark set before NAT (raw/mangle tables, nft chains before dstnat) reaches the NAT chains' mark
     // matches; the stages are evaluated apart, so a mark match in NAT is then not decided here.
     {
-      std::vector<char> seen(p.chains.size(), 0);
-      std::vector<index> todo;
+      std::vector<index> pre;
       for (const auto& e : p.entries)
-        if (e.when == stage::pre_dnat && e.chain < p.chains.size() && !seen[e.chain]) {
-          seen[e.chain] = 1;
-          todo.push_back(e.chain);
-        }
-      auto follow = [&](index t) {
-        if (t < p.chains.size() && !seen[t]) {
-          seen[t] = 1;
-          todo.push_back(t);
-        }
-      };
-      while (!todo.empty() && premark_ == none) {
-        const auto& ch = p.chains[todo.back()];
-        todo.pop_back();
-        for (index i = ch.first; i < ch.first + ch.count; ++i) {
+        if (e.when == stage::pre_dnat) pre.push_back(e.chain);
+      const auto reached = reach(pre);
+      // the first such rule in the program's order names it in the warning (rules are stored chain by
+      // chain, in the order of the dump)
+      for (index c = 0; c < p.chains.size() && premark_ == none; ++c)
+        for (index i = p.chains[c].first; i < p.chains[c].first + p.chains[c].count && reached[c]; ++i) {
           const auto& r = p.rules[i];
-          if (r.act.kind == action_kind::mark_set || (r.act.kind == action_kind::other && r.act.effect == other_effect::conntrack_mark))
+          if (r.act.kind == action_kind::mark_set ||
+              (r.act.kind == action_kind::other && r.act.effect == other_effect::conntrack_mark)) {
             premark_ = r.origin;
-          if (r.act.kind == action_kind::jump || r.act.kind == action_kind::go_to) follow(r.act.target);
-          if (r.act.map < p.maps.size())
-            for (index e = p.maps[r.act.map].first; e < p.maps[r.act.map].first + p.maps[r.act.map].count; ++e)
-              follow(p.elements[e].result.target);
+            break;
+          }
         }
-      }
     }
+    // An entry chain is a fallback only for input without the jumps into it (kube-proxy's restore input
+    // lacks the hook chains' jumps): one that a rule or element jumps to but the hooks did not reach is
+    // unreachable (an earlier rule ended its traffic), not an entry.
     jumped_to_.assign(p.chains.size(), 0);
     auto jumps = [&](action_kind k, index target) {
       if ((k == action_kind::jump || k == action_kind::go_to) && target < p.chains.size()) jumped_to_[target] = 1;
@@ -388,10 +377,7 @@ class evaluator {
       auto start = [&](index c) {
         if (c == none || c >= p_.chains.size() || visited_[c]) return;
         inexact_.clear();
-        const hook h = p_.chains[c].at;
-        hooks_ = h == hook::prerouting ? static_cast<std::uint8_t>(frontend_hook::prerouting)
-                 : h == hook::output   ? static_cast<std::uint8_t>(frontend_hook::output)
-                                       : std::uint8_t{0};
+        hooks_ = hook_bits(p_.chains[c].at, st);
         std::vector<flow> flows(1);
         flows.insert(flows.end(), seeds.begin(), seeds.end());
         // What comes back from an entry chain is not translated here: record it for its frontend.
@@ -509,10 +495,7 @@ class evaluator {
       for (const auto& e : p_.entries) {
         if (e.when != stage::post_dnat || e.chain >= p_.chains.size() || probe_end_) continue;
         std::fill(visited_.begin(), visited_.end(), 0);
-        const hook h = p_.chains[e.chain].at;
-        hooks_ = h == hook::prerouting ? static_cast<std::uint8_t>(frontend_hook::prerouting)
-                 : h == hook::output   ? static_cast<std::uint8_t>(frontend_hook::output)
-                                       : std::uint8_t{0};
+        hooks_ = hook_bits(p_.chains[e.chain].at, stage::post_dnat);
         run_chain(e.chain, std::vector<flow>{f}, frame{}, 0);
       }
       if (probe_end_) ends.emplace(k, *probe_end_);
@@ -1445,6 +1428,22 @@ class evaluator {
     std::uint32_t mask = 0, value = 0;
     bool returns_when_equal = true;
   };
+  /// The bits of `frontend_record::hooks` for an evaluation that starts at a base chain on hook `h`:
+  /// `frontend_hook` before NAT and in NAT, `after_nat_hook` after it (a prerouting or postrouting chain
+  /// after NAT stands before or after both of routing's ways). 0 for no hook (a fallback entry).
+  static std::uint8_t hook_bits(hook h, stage st) noexcept {
+    namespace a = after_nat_hook;
+    if (st == stage::post_dnat)
+      return h == hook::prerouting    ? std::uint8_t{a::input | a::forward}
+             : h == hook::input       ? a::input
+             : h == hook::forward     ? a::forward
+             : h == hook::output      ? a::output
+             : h == hook::postrouting ? std::uint8_t{a::forward | a::output}
+                                      : std::uint8_t{0};
+    return h == hook::prerouting ? static_cast<std::uint8_t>(frontend_hook::prerouting)
+           : h == hook::output   ? static_cast<std::uint8_t>(frontend_hook::output)
+                                 : std::uint8_t{0};
+  }
   /// The chains reached from `starts` (included) by jumps, gotos and verdict map elements.
   std::vector<char> reach(const std::vector<index>& starts) const {
     std::vector<char> seen(p_.chains.size(), 0);
@@ -1754,7 +1753,7 @@ class evaluator {
   std::vector<std::uint8_t> visited_;
   std::vector<std::uint8_t> jumped_to_;  // per chain: some rule or map element jumps or goes to it
   index premark_ = none;                 // a rule before NAT that sets a (conntrack) mark, if any
-  std::uint8_t hooks_ = 0;               // frontend_hook bit of the entry being evaluated
+  std::uint8_t hooks_ = 0;               // hook_bits of the entry being evaluated
   std::string describe(index origin) const {
     const auto& o = p_.origins[origin];
     const auto& src = p_.sources[o.source];

@@ -88,8 +88,24 @@ struct frontend_record {
   std::vector<index> origins;  // rules and elements met, in order (entry path first)
   std::vector<index> chains;   // chains entered
   std::string_view comment;    // the entry rule's or element's comment
-  std::uint8_t hooks = 0;      // frontend_hook bits of the base chain the evaluation started from
+  /// The hooks of the base chains the evaluations that reached it started from: `frontend_hook` bits
+  /// (before NAT and in NAT), or `after_nat_hook` bits (stage::post_dnat). 0 for a fallback entry.
+  std::uint8_t hooks = 0;
 };
+
+/// Where a chain after NAT runs (`frontend_record::hooks` of stage::post_dnat): connections NAT left
+/// untranslated reach input (to a local address) or forward (to any other) when they arrived, output when
+/// this node made them (netfilter's hook order: prerouting, then routing picks input or forward).
+namespace after_nat_hook {
+inline constexpr std::uint8_t input = 1, forward = 2, output = 4;
+/// The hooks after NAT that connections NAT saw at `hooks` (frontend_hook bits) go on to: input and
+/// forward for prerouting (routing alone picks one), output for output.
+constexpr std::uint8_t after(std::uint8_t frontend_hooks) noexcept {
+  return static_cast<std::uint8_t>(
+      ((frontend_hooks & static_cast<std::uint8_t>(frontend_hook::prerouting)) != 0 ? input | forward : 0) |
+      ((frontend_hooks & static_cast<std::uint8_t>(frontend_hook::output)) != 0 ? output : 0));
+}
+}  // namespace after_nat_hook
 
 /// What the chains after NAT (filter forward, input, output) do to new connections NAT translated to an
 /// endpoint: they see the endpoint's address and port, not the frontend's. Only drops and rejects are kept.
