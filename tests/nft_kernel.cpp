@@ -526,6 +526,10 @@ TEST_SUITE("kernel") {
              chain("ip", "ip protocol != tcp ct original proto-dst 80"), chain("inet", "ct protocol tcp ct original proto-dst 80"),
              // ... and without a direction: the kernel's "Invalid argument"
              chain("ip", "ct saddr 1.2.3.4"), chain("inet", "meta l4proto tcp ct proto-src 80"),
+             // a protocol nft has no header for, or a range, is no transport protocol for a NAT port
+             chain("ip", "ip protocol gre dnat to 1.2.3.4:80"), chain("ip6", "ip6 nexthdr 47 redirect to :80"),
+             chain("ip", "ct protocol { gre, 4 } dnat to 1.2.3.4:80"), chain("ip", "meta l4proto 6-17 dnat to 1.2.3.4:80"),
+             chain("inet", "ip protocol { 6-6, gre } dnat ip to 1.2.3.4:80"), chain("ip", "ip protocol gre tproxy to :80"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
              std::string("table ip t {\n\tct timeout x { protocol sctp; policy = { established: 10 }; }\n}\n"),
@@ -642,6 +646,10 @@ TEST_SUITE("kernel") {
              chain("ip", "esp spi 1 dnat to 1.2.3.4:80"), chain("ip6", "ah spi 1 redirect to :80"),
              chain("inet", "comp cpi 1 tproxy ip to :80"), chain("ip", "esp spi 1 ct original proto-dst 80"),
              chain("ip", "ct protocol tcp ct original proto-dst 80"), chain("inet", "meta l4proto tcp ct original proto-src 80"),
+             // `meta l4proto` with any protocol is one; a set when one element names one nft has a header for
+             chain("ip", "meta l4proto gre dnat to 1.2.3.4:80"), chain("ip6", "meta l4proto { gre, 4 } redirect to :80"),
+             chain("ip", "ip protocol { gre, tcp } dnat to 1.2.3.4:80"), chain("ip", "ct protocol { 47, udp } dnat to 1.2.3.4:80"),
+             chain("inet", "ip protocol icmp dnat ip to 1.2.3.4:80"),
              chain("ip", "ip option rr 3 accept"),
              std::string("table ip t {\n\tct timeout x { protocol tcp; policy = { unack: 10, syn_sent2: 1 }; }\n\tct "
                          "timeout y { policy = { unreplied: 1 }; protocol udp; }\n}\n"),

@@ -431,6 +431,15 @@ TEST_SUITE("unit") {
         {"ct saddr 1.2.3.4", "ip", error_code::invalid_value, 3, "ct saddr without a direction"},
         {"meta l4proto tcp ct proto-dst 80", "inet", error_code::invalid_value, 20, "ct proto-dst without a direction"},
         {"meta mark set ct daddr", "ip", error_code::invalid_value, 17, "ct daddr without a direction"},
+        // a protocol nft has no header for is no transport protocol after `ip protocol`, `ip6 nexthdr` or `ct
+        // protocol` (after `meta l4proto` it is), nor is a range (checked against nft 1.0.6)
+        {"ip protocol gre dnat to 1.2.3.4:80", "ip", error_code::invalid_value, 19, "a NAT port needs a transport"},
+        {"ip6 nexthdr 47 redirect to :80", "ip6", error_code::invalid_value, 18, "a NAT port needs a transport"},
+        {"ct protocol { gre, 4 } dnat to 1.2.3.4:80", "ip", error_code::invalid_value, 26, "a NAT port needs"},
+        {"meta l4proto 6-17 dnat to 1.2.3.4:80", "ip", error_code::invalid_value, 21, "a NAT port needs"},
+        {"ip protocol { 6-6, gre } dnat to 1.2.3.4:80", "ip", error_code::invalid_value, 28, "a NAT port needs"},
+        {"ip protocol gre tproxy to :80", "ip", error_code::invalid_value, 19, "tproxy needs a transport protocol match"},
+        {"ip protocol 4 ct original proto-dst 80", "ip", error_code::invalid_value, 17, "ct proto-dst needs a transport"},
         {"meta l4proto tcp tproxy to 1.2.3.4", "inet", error_code::invalid_address, 20, "needs `ip` or `ip6`"},
         {"queue num 65536", "ip", error_code::number_out_of_range, 13, "queue number 65536"},
         // upstream tests/py `;fail` lines that nft 1.0.6 refuses in its evaluation
@@ -669,6 +678,10 @@ TEST_SUITE("unit") {
         "ct original protocol 6 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
         // the IPsec headers are transport protocols for nft (found by a check against nft 1.0.6: refused)
         "esp spi 1 dnat to 1.2.3.4:80", "ah spi 1 redirect to :80", "comp cpi 1 tproxy to :80",
+        // `meta l4proto` with any protocol is one; a set when one element names one nft has a header for
+        "meta l4proto gre dnat to 1.2.3.4:80", "meta l4proto { gre, 4 } redirect to :80",
+        "ip protocol { gre, tcp } dnat to 1.2.3.4:80", "ct protocol { 47, udp } dnat to 1.2.3.4:80",
+        "ip protocol icmp dnat to 1.2.3.4:80", "meta l4proto tcp ip protocol gre dnat to 1.2.3.4:80",
         // a transport protocol before a conntrack port gives it its type
         "meta l4proto tcp ct original proto-dst 80", "udp sport 1 ct reply proto-src 53",
         "ip protocol { 6, 17 } ct original proto-dst 80", "ct protocol tcp ct original proto-dst 80",

@@ -406,6 +406,39 @@ std::optional<std::uint8_t> protocol_value(const expr& e) {
     if (const auto n = protocol_number(*p)) return *n;
   return std::nullopt;
 }
+/// Whether a match `left == right` leaves nft's protocol context a transport protocol, as nft 1.0.6 sets
+/// it, for the protocol selectors: `meta l4proto` with any one constant (a number nft has no header for
+/// is still a protocol), `ip protocol`, `ip6 nexthdr` and `ct protocol` with one it has a header for (the
+/// `transport_headers`); an anonymous set when one of its elements does. A range names none; a named set
+/// counts as one. So `ip protocol gre
+/// dnat to 1.2.3.4:80` and `meta l4proto 6-17 dnat to 1.2.3.4:80` are refused ("transport protocol mapping
+/// is only valid after transport protocol match"), `meta l4proto gre dnat to 1.2.3.4:80` loads. True for
+/// any other selector.
+bool sets_transport(const expr& left, const expr& right) {
+  const auto* mk = left.get<meta_expr>();
+  const auto* pk = left.get<payload_expr>();
+  const auto* ck = left.get<ct_expr>();
+  const bool meta = mk != nullptr && mk->key == meta_key::l4proto;
+  const bool field = (pk != nullptr && pk->inner == tunnel::none &&
+                      ((pk->protocol == header::ip && pk->field == header_field::protocol) ||
+                       (pk->protocol == header::ip6 && pk->field == header_field::nexthdr))) ||
+                     (ck != nullptr && ck->key == ct_key::protocol);
+  if (!meta && !field) return true;
+  const auto names = [&](const expr& e) {
+    if (!e.is<integer_expr>() && !e.is<symbol_expr>()) return false;
+    if (meta) return true;
+    const auto n = protocol_value(e);
+    return n && std::any_of(std::begin(transport_headers), std::end(transport_headers),
+                            [&](header h) { return transport_number(h) == *n; });
+  };
+  if (const auto* set = right.get<set_expr>())
+    return std::any_of(set->elements.begin(), set->elements.end(),
+                       [&](const auto& el) { return el.key != nullptr && names(*el.key); });
+  if (right.is<range_expr>()) return false;
+  // a named set (`meta l4proto @protos tproxy to :1088`, which nft 1.1 takes) and the rest: as nft
+  // takes them
+  return (!right.is<integer_expr>() && !right.is<symbol_expr>()) || names(right);
+}
 /// The one protocol every element of `set` names (`{ tcp, 6, 6-6 }`); nothing when they name several or one
 /// is no protocol constant.
 std::optional<std::uint8_t> single_protocol(const set_expr& set) {
@@ -947,6 +980,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                                          "({}) is undefined for {} expressions\")",
                                          name(m->op), kind, name(m->op), kind)};
       }
+      const bool transport_before = c.transport;
       scan_selectors(*m->left, m->op != relational_op::neq, c);
       // `rt nexthop` without ip/ip6 is an address of the table's family, or of the one earlier matches tell
       if (const auto* rt = m->left->get<rt_expr>(); rt != nullptr && rt->key == rt_key::nexthop &&
@@ -970,6 +1004,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         c.transport = true;
         if (!c.l4) c.l4 = protocol_value(*m->right);
       }
+      if (!transport_before && c.transport && !sets_transport(*m->left, *m->right)) c.transport = false;
       if (c.ether == nfproto::none) c.ether = ether_type_family(*m);
       c.link_type_told = c.link_type_told || link_type_match(*m);
       // `meta nfproto`, `ether type` or `meta protocol` against a set of several: nft keeps the set's last
