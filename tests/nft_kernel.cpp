@@ -530,6 +530,13 @@ TEST_SUITE("kernel") {
              chain("ip", "ip protocol gre dnat to 1.2.3.4:80"), chain("ip6", "ip6 nexthdr 47 redirect to :80"),
              chain("ip", "ct protocol { gre, 4 } dnat to 1.2.3.4:80"), chain("ip", "meta l4proto 6-17 dnat to 1.2.3.4:80"),
              chain("inet", "ip protocol { 6-6, gre } dnat ip to 1.2.3.4:80"), chain("ip", "ip protocol gre tproxy to :80"),
+             // no IP or transport header after a match on ARP packets; an icmp header tells the network protocol
+             chain("ip", "ether type arp ip saddr 1.2.3.4"), chain("bridge", "vlan type arp ip6 saddr ::1"),
+             chain("arp", "ether type 0x0806 icmp type echo-request"), chain("netdev", "meta protocol arp tcp dport 1"),
+             chain("inet", "ether type { arp } udp dport 1"), chain("ip", "ether type arp ip option rr exists"),
+             chain("inet", "icmpv6 type echo-request ip saddr 1.2.3.4"), chain("bridge", "icmp type echo-request ip6 saddr ::1"),
+             chain("netdev", "igmp type membership-query ip6 saddr ::1"), chain("inet", "icmp type echo-request frag id 1"),
+             chain("inet", "icmpv6 type echo-request ct original ip saddr 1.2.3.4"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
              std::string("table ip t {\n\tct timeout x { protocol sctp; policy = { established: 10 }; }\n}\n"),
@@ -650,6 +657,11 @@ TEST_SUITE("kernel") {
              chain("ip", "meta l4proto gre dnat to 1.2.3.4:80"), chain("ip6", "meta l4proto { gre, 4 } redirect to :80"),
              chain("ip", "ip protocol { gre, tcp } dnat to 1.2.3.4:80"), chain("ip", "ct protocol { 47, udp } dnat to 1.2.3.4:80"),
              chain("inet", "ip protocol icmp dnat ip to 1.2.3.4:80"),
+             chain("ip", "ether type arp arp operation request"), chain("ip", "ether type arp th dport 1"),
+             chain("bridge", "ether type != arp ip saddr 1.2.3.4"), chain("netdev", "meta protocol arp arp htype 1"),
+             chain("inet", "ip saddr 1.2.3.4 icmpv6 type echo-request"), chain("ip", "icmpv6 type echo-request ip saddr 1.2.3.4"),
+             chain("inet", "meta nfproto ipv4 icmpv6 type echo-request ip saddr 1.2.3.4"),
+             chain("bridge", "ip6 saddr ::1 icmp type echo-request"),
              chain("ip", "ip option rr 3 accept"),
              std::string("table ip t {\n\tct timeout x { protocol tcp; policy = { unack: 10, syn_sent2: 1 }; }\n\tct "
                          "timeout y { policy = { unreplied: 1 }; protocol udp; }\n}\n"),

@@ -440,6 +440,19 @@ TEST_SUITE("unit") {
         {"ip protocol { 6-6, gre } dnat to 1.2.3.4:80", "ip", error_code::invalid_value, 28, "a NAT port needs"},
         {"ip protocol gre tproxy to :80", "ip", error_code::invalid_value, 19, "tproxy needs a transport protocol match"},
         {"ip protocol 4 ct original proto-dst 80", "ip", error_code::invalid_value, 17, "ct proto-dst needs a transport"},
+        // no IP or transport header after a match on ARP packets (checked against nft 1.0.6)
+        {"ether type arp ip saddr 1.2.3.4", "ip", error_code::invalid_value, 18, "a header of ip after a match on ARP"},
+        {"vlan type arp ip6 saddr ::1", "bridge", error_code::invalid_value, 17, "arp vs. ip6"},
+        {"ether type 0x0806 icmp type echo-request", "arp", error_code::invalid_value, 21, "arp vs. icmp"},
+        {"meta protocol arp tcp dport 1", "netdev", error_code::invalid_value, 21, "arp vs. tcp"},
+        {"ether type { arp } udp dport 1", "inet", error_code::invalid_value, 22, "arp vs. udp"},
+        {"ether type arp ip option rr exists", "ip", error_code::invalid_value, 18, "cannot use exthdr with arp"},
+        // in the inet, bridge and netdev families an icmp or igmp header makes the rule ip's, icmpv6 ip6's
+        {"icmpv6 type echo-request ip saddr 1.2.3.4", "inet", error_code::invalid_value, 28, "ip6 vs. ip"},
+        {"icmp type echo-request ip6 saddr ::1", "bridge", error_code::invalid_value, 26, "ip vs. ip6"},
+        {"igmp type membership-query ip6 saddr ::1", "netdev", error_code::invalid_value, 30, "after an igmp header"},
+        {"icmpv6 type echo-request ct original ip saddr 1.2.3.4", "inet", error_code::invalid_value, 28, "a ct ip address"},
+        {"icmp type echo-request frag id 1", "inet", error_code::invalid_value, 26, "cannot use exthdr with ip"},
         {"meta l4proto tcp tproxy to 1.2.3.4", "inet", error_code::invalid_address, 20, "needs `ip` or `ip6`"},
         {"queue num 65536", "ip", error_code::number_out_of_range, 13, "queue number 65536"},
         // upstream tests/py `;fail` lines that nft 1.0.6 refuses in its evaluation
@@ -678,6 +691,9 @@ TEST_SUITE("unit") {
         "ct original protocol 6 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
         // the IPsec headers are transport protocols for nft (found by a check against nft 1.0.6: refused)
         "esp spi 1 dnat to 1.2.3.4:80", "ah spi 1 redirect to :80", "comp cpi 1 tproxy to :80",
+        // what nft takes around ARP and icmp matches (more in other families below)
+        "ether type arp arp operation request", "ether type arp meta l4proto tcp", "ether type != arp ip saddr 1.2.3.4",
+        "ether type arp th dport 1", "icmpv6 type echo-request ip saddr 1.2.3.4",
         // `meta l4proto` with any protocol is one; a set when one element names one nft has a header for
         "meta l4proto gre dnat to 1.2.3.4:80", "meta l4proto { gre, 4 } redirect to :80",
         "ip protocol { gre, tcp } dnat to 1.2.3.4:80", "ct protocol { 47, udp } dnat to 1.2.3.4:80",
@@ -720,6 +736,12 @@ TEST_SUITE("unit") {
     // the ARP header where ARP packets pass, ipsec in the IP families, rt nexthop once the family is told
     for (const auto& [text, fam] : std::initializer_list<std::pair<const char*, const char*>>{
              {"arp operation request", "arp"}, {"arp operation request", "bridge"}, {"arp htype 1", "netdev"},
+             // an icmp header tells the network protocol only when nothing did before it
+             {"ip saddr 1.2.3.4 icmpv6 type echo-request", "inet"}, {"ip6 saddr ::1 icmp type echo-request", "bridge"},
+             {"icmpv6 type echo-request ip6 saddr ::1", "netdev"}, {"icmp type echo-request ip6 saddr ::1", "ip6"},
+             {"meta nfproto ipv4 icmpv6 type echo-request ip saddr 1.2.3.4", "inet"},
+             {"ether type arp arp operation request", "bridge"}, {"meta protocol arp arp htype 1", "netdev"},
+             {"ether type != arp ip saddr 1.2.3.4", "bridge"},
              {"ether saddr 00:00:00:00:00:01 th dport 1", "arp"}, {"ipsec in reqid 1", "inet"},
              {"ether type ip rt nexthop 1.2.3.4", "bridge"}, {"ip saddr 1.1.1.1 rt nexthop 1.2.3.4", "netdev"},
              {"ether type ip rt nexthop 1.2.3.4", "arp"}, {"jhash ip saddr mod 2 0", "bridge"},

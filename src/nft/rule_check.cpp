@@ -338,6 +338,10 @@ struct rule_context {
   // a match that implies the network protocol by its dependency (icmp and igmp: ip, icmpv6: ip6, `ether
   // type ip|ip6`): none until one is seen
   nfproto implied = nfproto::none;
+  // in the inet, bridge and netdev families, an icmp or igmp header (ip) or an icmpv6 one (ip6) before
+  // anything told the network protocol: nft's dependency makes the rule that protocol's
+  const expr* icmp_at = nullptr;
+  nfproto icmp_family = nfproto::none;
   nfproto ether = nfproto::none;  // the first `ether type ip|ip6` match
   const expr* ip6_exthdr_at = nullptr;  // the first IPv6 extension header (`hbh`, `frag`, `exthdr hbh`, ...)
   const expr* ip_option_at = nullptr;   // the first IPv4 option (`ip option rr`)
@@ -347,6 +351,10 @@ struct rule_context {
   // it names (in an arp table, `ether type ip ip saddr 1.2.3.4` loads; `ether type arp arp operation request`
   // in an ip table)
   bool link_type_told = false;
+  // a link-layer type match for ARP (`ether type arp`, `vlan type arp`, in the bridge and netdev families
+  // `meta protocol arp`): no IP or transport header may follow it (nft: "conflicting protocols specified:
+  // arp vs. ip")
+  const expr* link_arp_at = nullptr;
   // an earlier link-layer expression (an ether or vlan header, `meta iiftype`): in an inet table the ARP
   // header may follow it
   bool link_seen = false;
@@ -482,6 +490,22 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
         default:
           break;
       }
+    if (c.link_arp_at != nullptr) switch (p->protocol) {
+        case header::ip: case header::ip6: case header::icmp: case header::igmp: case header::icmpv6: case header::ah:
+        case header::esp: case header::comp: case header::udp: case header::udplite: case header::tcp:
+        case header::dccp: case header::sctp:
+          throw rule_problem{e.where, error_code::invalid_value,
+                             fmt::format("a header of {} after a match on ARP packets (nft: \"conflicting protocols "
+                                         "specified: arp vs. {}\")",
+                                         name(p->protocol), name(p->protocol))};
+        case header::hbh: case header::rt: case header::rt0: case header::rt2: case header::srh: case header::frag:
+        case header::dst: case header::mh: case header::exthdr: case header::ip_option:
+          throw rule_problem{e.where, error_code::invalid_value,
+                             fmt::format("{} after a match on ARP packets (nft: \"cannot use exthdr with arp\")",
+                                         p->protocol == header::ip_option ? "an IPv4 option" : "an IPv6 extension header")};
+        default:
+          break;
+      }
     if (p->protocol == header::arp && !c.link_type_told && !(c.table_family == family::inet && c.link_seen) &&
         (c.table_family == family::ip || c.table_family == family::ip6 || c.table_family == family::inet))
       throw rule_problem{e.where, error_code::invalid_value,
@@ -511,6 +535,11 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
                          "specified: ether vs. vlan\")"};
     switch (p->protocol) {
       case header::icmp: case header::igmp: case header::icmpv6:
+        if (c.several_families && c.icmp_at == nullptr && c.known() == nfproto::none &&
+            c.link_protocol == nfproto::none) {
+          c.icmp_at = &e;
+          c.icmp_family = p->protocol == header::icmpv6 ? nfproto::ip6 : nfproto::ip;
+        }
         if (c.implied == nfproto::none) c.implied = p->protocol == header::icmpv6 ? nfproto::ip6 : nfproto::ip;
         c.transport = true;
         break;
@@ -762,6 +791,13 @@ bool vlan_ether_type(const expr& v) noexcept {
   return true;  // a set or anything else: not judged
 }
 
+/// Whether an `ether type` or `meta protocol` value is ARP's (`arp`, 0x0806).
+bool names_arp(const expr& v) noexcept {
+  if (const auto* sy = v.get<symbol_expr>()) return sy->name == "arp";
+  if (const auto* i = v.get<integer_expr>()) return i->value == 0x0806;
+  return false;
+}
+
 // What the kernel writes where nft's grammar takes `TARGET set VALUE` (nft_meta_set_init, nft_ct_set_init,
 // nft_exthdr_tcp_set_init): a meta mark, priority, pkttype, nftrace, secmark (or broute); a ct mark, label,
 // zone, event mask or secmark, and the helper, timeout and expectation objects; a TCP option field of 16 or
@@ -1007,6 +1043,10 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       if (!transport_before && c.transport && !sets_transport(*m->left, *m->right)) c.transport = false;
       if (c.ether == nfproto::none) c.ether = ether_type_family(*m);
       c.link_type_told = c.link_type_told || link_type_match(*m);
+      if (c.link_arp_at == nullptr && m->op != relational_op::neq && names_arp(one_value(*m->right))) {
+        const auto* mk = m->left->get<meta_expr>();
+        if (link_type_match(*m) || (mk != nullptr && mk->key == meta_key::protocol && link_base)) c.link_arp_at = m->left;
+      }
       // `meta nfproto`, `ether type` or `meta protocol` against a set of several: nft keeps the set's last
       // element as the network protocol (`meta nfproto { ipv4, ipv6 } ip saddr 1.2.3.4` conflicts)
       if (const auto* set = m->right->get<set_expr>(); set != nullptr && set->elements.size() >= 2 &&
@@ -1208,6 +1248,25 @@ void check_all(family table_family, std::span<const stmt> stmts) {
     if (c.link_protocol == nfproto::ip6 && after_link(c.ip_at))
       conflict(c.ip_at, "an ip header after a match on ip6 packets (nft: \"conflicting protocols specified: ip6 vs. "
                         "ip\")");
+  }
+  // the other network protocol's header after an icmp, igmp or icmpv6 header that told it (inet, bridge,
+  // netdev; before it, nft takes both: `ip saddr 1.2.3.4 icmpv6 type echo-request`)
+  if (c.icmp_at != nullptr) {
+    const auto after_icmp = [&](const expr* at) { return at != nullptr && at->where.offset > c.icmp_at->where.offset; };
+    const bool v4 = c.icmp_family == nfproto::ip;
+    const std::string_view told = v4 ? "ip" : "ip6", other = v4 ? "ip6" : "ip";
+    const std::string_view header_name = name(c.icmp_at->get<payload_expr>()->protocol);
+    if (const expr* at = v4 ? c.ip6_at : c.ip_at; after_icmp(at))
+      conflict(at, fmt::format("an {} header after an {} header, which is {}'s (nft: \"conflicting protocols specified: "
+                               "{} vs. {}\")",
+                               other, header_name, told, told, other));
+    if (const expr* at = v4 ? c.ct_ip6_at : c.ct_ip_at; after_icmp(at))
+      conflict(at, fmt::format("a ct {} address after an {} header, which is {}'s (nft: \"conflicting protocols "
+                               "specified: {} vs. {}\")",
+                               other, header_name, told, told, other));
+    if (const expr* at = v4 ? c.ip6_exthdr_at : c.ip_option_at; after_icmp(at))
+      conflict(at, fmt::format("an {} after an {} header, which is {}'s (nft: \"cannot use exthdr with {}\")",
+                               v4 ? "IPv6 extension header" : "IPv4 option", header_name, told, told));
   }
   // an IPv4 option and an IPv6 extension header (or the other family's header) in one rule: the later one
   // is refused, in the words nft has for it
