@@ -239,7 +239,10 @@ TEST_CASE("nftables-shaped dispatch: verdict maps, numgen, affinity set, pre-DNA
   b.chain("nat-output", table_kind::nat, hook::output, -100);
   b.chain("filter-prerouting-pre-dnat", table_kind::filter, hook::prerouting, -110);
   b.chain("filter-output-pre-dnat", table_kind::filter, hook::output, -110);
-  b.chain("filter-input", table_kind::filter, hook::input, 0);
+  // kube-proxy checks for endpoints at input, forward and output
+  for (const auto& [name, h] : {std::pair{"filter-input", hook::input}, std::pair{"filter-forward", hook::forward},
+                                std::pair{"filter-output", hook::output}})
+    b.chain(name, table_kind::filter, h, 0);
   for (const char* c :
        {"services", "mark-for-masquerade", "masquerading", "firewall-check", "reject-chain", "service-endpoints-check",
         "service-AAAAAAAA-ns1/svc1/tcp/p80", "endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80",
@@ -288,12 +291,14 @@ TEST_CASE("nftables-shaped dispatch: verdict maps, numgen, affinity set, pre-DNA
   b.rule("filter-output-pre-dnat", {ct_state(d::ct_new)}, jump("firewall-check"));
   b.rule("firewall-check", {}, vmap("firewall-ips", {field::daddr, field::l4proto, field::dport}));
   b.rule("firewall-AAAAAAAA-ns1/svc1/tcp/p80", {saddr("203.0.113.0/25", true)}, verdict(action_kind::drop));
-  b.rule("filter-input", {ct_state(d::ct_new)}, jump("service-endpoints-check"));
+  for (const char* c : {"filter-input", "filter-forward", "filter-output"}) {
+    b.rule(c, {ct_state(d::ct_new)}, jump("service-endpoints-check"));
+    b.entry(c, stage::post_dnat);
+  }
   b.rule("service-endpoints-check", {}, vmap("no-endpoint-services", {field::daddr, field::l4proto, field::dport}));
   b.rule("reject-chain", {}, verdict(action_kind::reject));
   b.entry("nat-prerouting").entry("nat-output");
   b.entry("filter-prerouting-pre-dnat", stage::pre_dnat).entry("filter-output-pre-dnat", stage::pre_dnat);
-  b.entry("filter-input", stage::post_dnat);
   b.cluster_ip_set("cluster-ips");
   const auto p = b.build();
   std::vector<diagnostic> diags;
@@ -1923,4 +1928,51 @@ TEST_CASE("a source-range drop after NAT holds only where it runs at every hook 
   const auto restore = lb({});
   CHECK(restore.diagnostics.empty());
   CHECK(frontend_of(restore).other_sources == outcome::drop);
+}
+
+TEST_CASE("a filter verdict after NAT holds only where it runs at every hook untranslated connections reach") {
+  // a tester's find, checked with connections through a network namespace: without the OUTPUT jump to the
+  // filter KUBE-SERVICES, this node's connections to a ClusterIP without endpoints are not rejected; without
+  // the INPUT jump to KUBE-EXTERNAL-SERVICES, connections to a NodePort without endpoints are not either
+  const auto svc = [](const std::vector<std::string>& jumps) {
+    std::string text = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+                       ":KUBE-SERVICES - [0:0]\n:KUBE-EXTERNAL-SERVICES - [0:0]\n";
+    for (const auto& j : jumps) text += "-A " + j + "\n";
+    text +=
+        "-A KUBE-SERVICES -d 10.96.0.30/32 -p tcp -m comment --comment \"ns/empty:http has no endpoints\" -m tcp "
+        "--dport 80 -j REJECT --reject-with icmp-port-unreachable\n"
+        "-A KUBE-EXTERNAL-SERVICES -p tcp -m comment --comment \"ns/empty:http has no endpoints\" -m addrtype "
+        "--dst-type LOCAL -m tcp --dport 30080 -j REJECT --reject-with icmp-port-unreachable\nCOMMIT\n"
+        "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n"
+        "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\nCOMMIT\n";
+    return graph_of_rules(text);
+  };
+  const auto results = [](const result<dispatch_graph>& g) {
+    std::map<frontend_kind, outcome> out;
+    for (const auto& s : g.value.services)
+      for (const auto& f : s.frontends) out[f.kind] = f.result;
+    return out;
+  };
+  const std::string services = "-j KUBE-SERVICES", external = "-j KUBE-EXTERNAL-SERVICES";
+  const auto all = svc({"INPUT " + external, "FORWARD " + services, "FORWARD " + external, "OUTPUT " + services});
+  CHECK(all.diagnostics.empty());
+  CHECK(results(all) == std::map<frontend_kind, outcome>{{frontend_kind::cluster_ip, outcome::reject},
+                                                         {frontend_kind::node_port, outcome::reject}});
+  const auto no_output = svc({"INPUT " + external, "FORWARD " + services, "FORWARD " + external});
+  CHECK(results(no_output).at(frontend_kind::cluster_ip) == outcome::none);
+  CHECK(results(no_output).at(frontend_kind::node_port) == outcome::reject);
+  REQUIRE(no_output.diagnostics.size() == 1);
+  CHECK(no_output.diagnostics[0].message ==
+        "a filter after NAT ends connections NAT leaves untranslated to 10.96.0.30 port 80 at forward only, not at "
+        "output: the graph takes them as not ended");
+  // a goto from INPUT skips the rest of INPUT (the chain's policy decides what comes back)
+  const auto go_to = svc({"INPUT -g KUBE-SERVICES", "INPUT " + external, "FORWARD " + services,
+                          "FORWARD " + external, "OUTPUT " + services});
+  CHECK(results(go_to).at(frontend_kind::cluster_ip) == outcome::reject);
+  CHECK(results(go_to).at(frontend_kind::node_port) == outcome::none);
+  REQUIRE(go_to.diagnostics.size() == 1);
+  CHECK(go_to.diagnostics[0].message.find("to a local address port 30080 at forward only, not at input") !=
+        std::string::npos);
+  CHECK_FALSE(compare(all.value, no_output.value).equivalent);
+  CHECK_FALSE(compare(all.value, go_to.value).equivalent);
 }

@@ -99,6 +99,7 @@ struct fe_work {
   bool has_dispatch = false;
   bool direct_first = false;  // the selection is the first chain entered
   outcome verdict = outcome::none;
+  bool verdict_after_nat = false;  // `verdict` is filter_rec's (the chains after NAT, NAT left them untranslated)
   std::vector<ip_prefix> ranges;
   bool gated_before_nat = false;  // `ranges` come from a filter before NAT (nft firewall-check)
   outcome others = outcome::none;  // with `ranges`: what connections from other sources get
@@ -409,6 +410,7 @@ class assembler {
     }
     if (w.verdict == outcome::none && w.filter_rec != none) {
       w.verdict = verdict_of(fr[w.filter_rec].results);
+      w.verdict_after_nat = w.verdict != outcome::none;
       if (w.pre_dnat_verdict == outcome::none) w.reject_at = heaviest_reject(fr[w.filter_rec].results);
     }
     if (w.verdict == outcome::none && !w.has_dispatch && w.gate_rec != none && !w.ranges.empty())
@@ -681,6 +683,8 @@ class assembler {
         f.result = w->pre_dnat_verdict;  // dropped before NAT could translate it
       } else if (w->has_dispatch) {
         f.result = (w->selection == cluster_sel || cluster_sel == none) ? outcome::dispatch : outcome::dispatch_local;
+      } else if (w->verdict_after_nat && !filter_everywhere(*w, f.kind)) {
+        f.result = outcome::none;  // let through where the filter does not run
       } else {
         f.result = w->verdict;
       }
@@ -944,11 +948,10 @@ class assembler {
                                     "session affinity",
                                     b.cls.list, to_string(t.addr)));
   }
-  /// Whether the chains after NAT end `w`'s untranslated connections at every hook after NAT that
-  /// connections NAT saw at `nat_hooks` go on to; warns where not. A record reached from fallback entries
-  /// only (no hooks: input without the hooks' jumps) counts as everywhere.
-  bool filter_everywhere(const fe_work& w, std::uint8_t nat_hooks) {
-    const std::uint8_t need = after_nat_hook::after(nat_hooks);
+  /// Whether the chains after NAT end `w`'s untranslated connections at every hook after NAT they reach
+  /// (`need`, after_nat_hook bits); warns where not, naming `what` is ended. A record reached from
+  /// fallback entries only (no hooks: input without the hooks' jumps) counts as everywhere.
+  bool filter_everywhere(const fe_work& w, std::uint8_t need, std::string_view what) {
     const std::uint8_t missing = static_cast<std::uint8_t>(need & ~w.filter_hooks);
     if (w.filter_hooks == 0 || missing == 0) return true;
     // at the rule that ends them (kube-proxy's KUBE-PROXY-FIREWALL drop)
@@ -961,10 +964,29 @@ class assembler {
     if (at != none)
       warn_once(at,
                 fmt::format("a filter after NAT ends connections NAT leaves untranslated to {} port {} at {} only, not "
-                            "at {}: the graph takes those from outside the allowed source ranges as not ended",
-                            to_string(w.d.addr.address), w.d.port.first, after_nat_hook_names(w.filter_hooks),
-                            after_nat_hook_names(missing)));
+                            "at {}: the graph takes {} as not ended",
+                            w.d.local ? std::string("a local address") : to_string(w.d.addr.address), w.d.port.first,
+                            after_nat_hook_names(w.filter_hooks), after_nat_hook_names(missing), what));
     return false;
+  }
+  /// The same for the connections from outside a frontend's source ranges, which NAT saw at `nat_hooks`
+  /// (`frontend_hook` bits).
+  bool filter_everywhere(const fe_work& w, std::uint8_t nat_hooks) {
+    return filter_everywhere(w, after_nat_hook::after(nat_hooks), "those from outside the allowed source ranges");
+  }
+  /// The same for every connection to a frontend of `kind` that NAT does not translate (kube-proxy's
+  /// service without endpoints, or without local ones), at the hooks they reach: a ClusterIP's at forward
+  /// (no node owns it) and, made by this node, at output; a NodePort's at input; an external or
+  /// LoadBalancer IP's at input or forward, as routing picks by whether the node owns it. (kube-proxy
+  /// rejects at forward and output for ClusterIPs, at input and forward for the others.) A DNAT frontend
+  /// without kube-proxy's identity is not judged.
+  bool filter_everywhere(const fe_work& w, frontend_kind kind) {
+    namespace a = after_nat_hook;
+    const std::uint8_t need = kind == frontend_kind::cluster_ip ? std::uint8_t{a::forward | a::output}
+                              : kind == frontend_kind::node_port ? a::input
+                              : kind == frontend_kind::dnat      ? std::uint8_t{0}
+                                                                 : std::uint8_t{a::input | a::forward};
+    return filter_everywhere(w, need, "them");
   }
   static std::string after_nat_hook_names(std::uint8_t hooks) {
     std::string out;
