@@ -537,6 +537,7 @@ TEST_SUITE("kernel") {
              chain("inet", "icmpv6 type echo-request ip saddr 1.2.3.4"), chain("bridge", "icmp type echo-request ip6 saddr ::1"),
              chain("netdev", "igmp type membership-query ip6 saddr ::1"), chain("inet", "icmp type echo-request frag id 1"),
              chain("inet", "icmpv6 type echo-request ct original ip saddr 1.2.3.4"),
+             chain("bridge", "dnat to 1.2.3.4"), chain("arp", "masquerade"), chain("netdev", "redirect to :80"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
              std::string("table ip t {\n\tct timeout x { protocol sctp; policy = { established: 10 }; }\n}\n"),

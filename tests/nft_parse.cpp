@@ -338,6 +338,7 @@ TEST_SUITE("unit") {
         "meter m size 1024 { ip saddr limit rate 10/second }",
         "add @s { ip saddr timeout 10s }",
         "synproxy mss 1460 wscale 7 timestamp sack-perm",
+        "synproxy mss 0 wscale 255",  // nft's listing of `synproxy wscale 255` (a tester's find: refused)
         "reset tcp option sack-perm",
         "ct helper set \"ftp\"",
         "ct mark set meta mark",
@@ -455,6 +456,11 @@ TEST_SUITE("unit") {
         {"icmp type echo-request frag id 1", "inet", error_code::invalid_value, 26, "cannot use exthdr with ip"},
         {"meta l4proto tcp tproxy to 1.2.3.4", "inet", error_code::invalid_address, 20, "needs `ip` or `ip6`"},
         {"queue num 65536", "ip", error_code::number_out_of_range, 13, "queue number 65536"},
+        {"synproxy wscale 256", "ip", error_code::number_out_of_range, 19, "256 is out of range (at most 255)"},
+        // NAT is for IPv4 and IPv6 (checked against nft 1.0.6)
+        {"dnat to 1.2.3.4", "bridge", error_code::invalid_value, 3, "NAT in a table of family bridge"},
+        {"masquerade", "arp", error_code::invalid_value, 3, "NAT is only supported for IPv4/IPv6"},
+        {"redirect to :80", "netdev", error_code::invalid_value, 3, "NAT in a table of family netdev"},
         // upstream tests/py `;fail` lines that nft 1.0.6 refuses in its evaluation
         {"log level emerg group 2", "ip", error_code::invalid_value, 3, "level and group are mutually exclusive"},
         {"log flags all group 2", "ip", error_code::invalid_value, 3, "flags and group are mutually exclusive"},

@@ -2646,7 +2646,8 @@ template <>
 struct action<g::synproxy_wscale> {
   template <class In>
   static void apply(const In& in, state& st) {
-    st.sx.synproxy.wscale = static_cast<std::uint8_t>(number_of(in, st, 14));
+    // a byte, as nft keeps it (RFC 7323 shifts by at most 14, but nft and the kernel take and list up to 255)
+    st.sx.synproxy.wscale = static_cast<std::uint8_t>(number_of(in, st, 255));
     st.sx.synproxy.present |= 2;
   }
 };

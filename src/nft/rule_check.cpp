@@ -1194,6 +1194,11 @@ void check_all(family table_family, std::span<const stmt> stmts) {
                                        "max value exceeds 65535\")",
                                        top - 1)};
     } else if (const auto* n = s.get<nat_stmt>()) {
+      // the kernel's NAT is for IPv4 and IPv6 only
+      if (table_family != family::ip && table_family != family::ip6 && table_family != family::inet)
+        throw rule_problem{s.where, error_code::invalid_value,
+                           fmt::format("NAT in a table of family {} (nft: \"NAT is only supported for IPv4/IPv6\")",
+                                       name(table_family))};
       // (the family comes from what the rule matched before, not from a map's key; a transport protocol
       // does: `redirect to :tcp dport map { ... }`)
       check_family(table_family, c, n->protocol, n->address, s, "NAT");

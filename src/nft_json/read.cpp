@@ -1299,7 +1299,7 @@ stmt reader::stmt_of(const jnode& n, std::span<const stmt> before) {
         s.present |= 1;
       }
       if (const jnode* w = opt(v, "wscale")) {
-        s.wscale = static_cast<std::uint8_t>(number_of(*w, "wscale", 14));
+        s.wscale = static_cast<std::uint8_t>(number_of(*w, "wscale", 255));  // a byte, as in the text form
         s.present |= 2;
       }
       if (const jnode* fl = opt(v, "flags"))
@@ -1799,7 +1799,7 @@ object reader::object_of(const jnode& v, object_type type) {
     case object_type::synproxy: {
       synproxy_stmt s;
       s.mss = static_cast<std::uint16_t>(opt_number(v, "mss", 0, UINT16_MAX));
-      s.wscale = static_cast<std::uint8_t>(opt_number(v, "wscale", 0, 14));
+      s.wscale = static_cast<std::uint8_t>(opt_number(v, "wscale", 0, 255));
       s.present = 3;  // an object always has both (nft's grammar asks for both; its JSON always lists both)
       if (const jnode* fl = opt(v, "flags"))
         for (const auto& [w, at] : words(*fl, "synproxy flags")) {
