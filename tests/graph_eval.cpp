@@ -1976,3 +1976,49 @@ TEST_CASE("a filter verdict after NAT holds only where it runs at every hook unt
   CHECK_FALSE(compare(all.value, no_output.value).equivalent);
   CHECK_FALSE(compare(all.value, go_to.value).equivalent);
 }
+
+TEST_CASE("a gate before conntrack never sees a new connection; one at NAT's priority is reported") {
+  // a tester's find, checked with connections through a network namespace: at `priority raw` (before
+  // conntrack) `ct state new` never matches (no conntrack entry yet: INVALID), so the firewall never runs
+  const auto lb = [](const std::string& prerouting_priority) {
+    return graph_result_of_nft(
+        "table ip kube-proxy {\n"
+        "\tmap firewall-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
+        "\t\telements = { 5.6.7.8 . tcp . 80 : goto firewall-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
+        "\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
+        "\t\telements = { 5.6.7.8 . tcp . 80 : goto external-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
+        "\tchain filter-prerouting-pre-dnat {\n\t\ttype filter hook prerouting priority " +
+        prerouting_priority +
+        "; policy accept;\n\t\tct state new jump firewall-check\n\t}\n"
+        "\tchain filter-output-pre-dnat {\n\t\ttype filter hook output priority -110; policy accept;\n"
+        "\t\tct state new jump firewall-check\n\t}\n"
+        "\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n\t}\n"
+        "\tchain nat-output {\n\t\ttype nat hook output priority -100; policy accept;\n\t\tjump services\n\t}\n"
+        "\tchain firewall-check {\n\t\tip daddr . meta l4proto . th dport vmap @firewall-ips\n\t}\n"
+        "\tchain services {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n"
+        "\tchain firewall-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tip saddr != { 203.0.113.0/25 } drop\n\t}\n"
+        "\tchain endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 {\n\t\tmeta l4proto tcp dnat to 10.0.1.1:80\n\t}\n"
+        "\tchain service-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tnumgen random mod 1 vmap { 0 : goto "
+        "endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 }\n\t}\n"
+        "\tchain external-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tgoto service-AAAAAAAA-ns1/svc1/tcp/p80\n\t}\n}\n");
+  };
+  const auto ranges_of = [](const dispatch_graph& g) {
+    REQUIRE(g.services.size() == 1);
+    REQUIRE(g.services[0].frontends.size() == 1);
+    return g.services[0].frontends[0].source_ranges;
+  };
+  const auto mangle = lb("mangle");  // -150: after conntrack, before NAT
+  CHECK(mangle.diagnostics.empty());
+  CHECK(ranges_of(mangle.value).size() == 1);
+  const auto raw = lb("raw");
+  CHECK(ranges_of(raw.value).empty());
+  REQUIRE(raw.diagnostics.size() == 1);
+  CHECK(raw.diagnostics[0].message.find("at output only; NAT translates them at prerouting and output too") !=
+        std::string::npos);
+  CHECK_FALSE(compare(mangle.value, raw.value).equivalent);
+  const auto same = lb("dstnat");
+  REQUIRE(same.diagnostics.size() == 2);
+  CHECK(same.diagnostics[0].message ==
+        "a filter chain at the NAT priority (-100): the kernel runs it before or after NAT in the order the chains "
+        "were registered, which the dump does not show; the graph does not evaluate it");
+}

@@ -268,6 +268,15 @@ class evaluator {
     walk_records_.assign(p.chains.size(), {0, 0});
     visited_.assign(p.chains.size(), 0);
     ev_.mark_chain.assign(p.chains.size(), false);
+    // A filter chain at NAT's own priority (nft `priority dstnat` on prerouting or output) runs before or
+    // after NAT by the order the kernel registered the two, which a dump does not show.
+    for (const auto& ch : p.chains)
+      if (ch.table == table_kind::filter && (ch.at == hook::prerouting || ch.at == hook::output) &&
+          ch.priority == nat_priority && ch.count > 0)
+        warn(ch.origin, error_code::unsupported_dispatch,
+             fmt::format("a filter chain at the NAT priority ({}): the kernel runs it before or after NAT in the order "
+                         "the chains were registered, which the dump does not show; the graph does not evaluate it",
+                         nat_priority));
     // A mark set before NAT (raw/mangle tables, nft chains before dstnat) reaches the NAT chains' mark
     // matches; the stages are evaluated apart, so a mark match in NAT is then not decided here.
     {
@@ -378,6 +387,7 @@ class evaluator {
         if (c == none || c >= p_.chains.size() || visited_[c]) return;
         inexact_.clear();
         hooks_ = hook_bits(p_.chains[c].at, st);
+        before_conntrack_ = runs_before_conntrack(p_.chains[c]);
         std::vector<flow> flows(1);
         flows.insert(flows.end(), seeds.begin(), seeds.end());
         // What comes back from an entry chain is not translated here: record it for its frontend.
@@ -496,6 +506,7 @@ class evaluator {
         if (e.when != stage::post_dnat || e.chain >= p_.chains.size() || probe_end_) continue;
         std::fill(visited_.begin(), visited_.end(), 0);
         hooks_ = hook_bits(p_.chains[e.chain].at, stage::post_dnat);
+        before_conntrack_ = false;
         run_chain(e.chain, std::vector<flow>{f}, frame{}, 0);
       }
       if (probe_end_) ends.emplace(k, *probe_end_);
@@ -1109,8 +1120,10 @@ class evaluator {
           fail = !c.negated;
           break;
         case cond_kind::ct_state: {
-          // A new connection's first packet: NEW; after NAT, an endpoint's (a probe) is also DNAT.
-          const bool hit = (c.a & ct_new) != 0 || (f.probe && (c.a & ct_dnat) != 0);
+          // A new connection's first packet: NEW; after NAT, an endpoint's (a probe) is also DNAT. Before
+          // conntrack has seen it, INVALID (nft_ct_get_eval without a conntrack entry).
+          const bool hit = before_conntrack_ ? (c.a & ct_invalid) != 0
+                                             : (c.a & ct_new) != 0 || (f.probe && (c.a & ct_dnat) != 0);
           fail = hit == c.negated;
           break;
         }
@@ -1444,6 +1457,13 @@ class evaluator {
            : h == hook::output   ? static_cast<std::uint8_t>(frontend_hook::output)
                                  : std::uint8_t{0};
   }
+  /// NAT's priority at prerouting and output (nft `dstnat`, NF_IP_PRI_NAT_DST).
+  static constexpr std::int32_t nat_priority = -100;
+  /// Whether a base chain runs before conntrack (NF_IP_PRI_CONNTRACK, -200) sees the packet: nft `priority
+  /// raw` on prerouting or output. Its `ct state` matches find no conntrack entry: INVALID, never NEW.
+  static bool runs_before_conntrack(const chain& ch) noexcept {
+    return (ch.at == hook::prerouting || ch.at == hook::output) && ch.priority < -200;
+  }
   /// The chains reached from `starts` (included) by jumps, gotos and verdict map elements.
   std::vector<char> reach(const std::vector<index>& starts) const {
     std::vector<char> seen(p_.chains.size(), 0);
@@ -1754,6 +1774,7 @@ class evaluator {
   std::vector<std::uint8_t> jumped_to_;  // per chain: some rule or map element jumps or goes to it
   index premark_ = none;                 // a rule before NAT that sets a (conntrack) mark, if any
   std::uint8_t hooks_ = 0;               // hook_bits of the entry being evaluated
+  bool before_conntrack_ = false;        // the entry runs before conntrack (see runs_before_conntrack)
   std::string describe(index origin) const {
     const auto& o = p_.origins[origin];
     const auto& src = p_.sources[o.source];
