@@ -312,12 +312,17 @@ class evaluator {
       std::vector<index> starts;
       for (const auto& e : p.entries) starts.push_back(e.chain);
       const auto reached = reach(starts);
+      bool any = false;
       for (const auto& e : p.fallback_entries)
-        if (e.chain < p.chains.size() && reached[e.chain]) hooked_[static_cast<std::size_t>(e.when)] = true;
+        any = any || (e.chain < p.chains.size() && reached[e.chain]);
+      // A dump has the hooks' jumps in every table or in none: kube-proxy's restore input has none, a
+      // node's iptables-save has them in each table it saves. So a table without them, in a dump whose other
+      // tables have them, is unhooked (its chains never run), not restore input.
+      hooked_ = any;
     }
     // Masquerade rules count where a postrouting hook reaches them; without the hooks' jumps, everywhere.
     std::vector<char> masq_reached(p.chains.size(), 1);
-    if (hooked_[static_cast<std::size_t>(stage::nat)]) {
+    if (hooked_) {
       std::vector<index> post;
       for (index c = 0; c < p.chains.size(); ++c)
         if (p.chains[c].at == hook::postrouting) post.push_back(c);
@@ -406,7 +411,7 @@ class evaluator {
       for (const auto& e : p_.entries)
         if (e.when == st) start(e.chain);
       for (const auto& e : p_.fallback_entries)
-        if (e.when == st && !jumped_to_[e.chain] && !hooked_[static_cast<std::size_t>(st)]) start(e.chain);
+        if (e.when == st && !jumped_to_[e.chain] && !hooked_) start(e.chain);
     }
     probe_endpoints();
     return std::move(ev_);
@@ -1785,7 +1790,7 @@ class evaluator {
   /// Frontends this run recorded at a translation reached before the destination was exact, by dest_hash.
   std::unordered_multimap<std::size_t, index> inexact_;
   std::vector<std::vector<mark_guard>> masq_guards_;
-  std::array<bool, 3> hooked_{};       // per stage: the hooks reach one of its fallback entries
+  bool hooked_ = false;                // the dump has the hooks' jumps (see the constructor)
   std::vector<bool> masq_mark_chain_;  // mark chains whose mark a masquerade rule looks for
   const std::uint64_t budget_;
   const std::uint64_t cheap_budget_;
