@@ -2028,3 +2028,41 @@ TEST_CASE("a gate before conntrack never sees a new connection; one at NAT's pri
         "a filter chain at the NAT priority (-100): the kernel runs it before or after NAT in the order the chains "
         "were registered, which the dump does not show; the graph does not evaluate it");
 }
+
+TEST_CASE("a random match outside NAT is reported and not taken to end connections") {
+  // a tester's find: `-m statistic` on the KUBE-PROXY-FIREWALL drop was taken as always matching (half the
+  // connections from other sources get through)
+  const auto lb = [](const std::string& drop_match) {
+    return graph_of_rules(
+        "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-PROXY-FIREWALL - [0:0]\n"
+        "-A INPUT -j KUBE-PROXY-FIREWALL\n-A FORWARD -j KUBE-PROXY-FIREWALL\n-A OUTPUT -j KUBE-PROXY-FIREWALL\n"
+        "-A KUBE-PROXY-FIREWALL -d 5.6.7.8/32 -p tcp -m tcp --dport 80 " +
+        drop_match +
+        "-j DROP\nCOMMIT\n"
+        "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-FW-WEB0000000000000 - [0:0]\n"
+        ":KUBE-EXT-WEB0000000000000 - [0:0]\n:KUBE-SVC-WEB0000000000000 - [0:0]\n:KUBE-SEP-WEB0000000000001 - [0:0]\n"
+        "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n"
+        "-A KUBE-SERVICES -d 5.6.7.8/32 -p tcp -m comment --comment \"ns/web:http loadbalancer IP\" -m tcp --dport 80 "
+        "-j KUBE-FW-WEB0000000000000\n"
+        "-A KUBE-FW-WEB0000000000000 -s 203.0.113.0/25 -j KUBE-EXT-WEB0000000000000\n"
+        "-A KUBE-EXT-WEB0000000000000 -j KUBE-SVC-WEB0000000000000\n"
+        "-A KUBE-SVC-WEB0000000000000 -j KUBE-SEP-WEB0000000000001\n"
+        "-A KUBE-SEP-WEB0000000000001 -p tcp -m tcp -j DNAT --to-destination 10.0.1.1:80\nCOMMIT\n");
+  };
+  const auto other_sources = [](const result<dispatch_graph>& g) {
+    REQUIRE(g.value.services.size() == 1);
+    REQUIRE(g.value.services[0].frontends.size() == 1);
+    return g.value.services[0].frontends[0].other_sources;
+  };
+  const auto always = lb("");
+  CHECK(always.diagnostics.empty());
+  CHECK(other_sources(always) == outcome::drop);
+  for (const std::string m : {"-m statistic --mode random --probability 0.5 ", "-m statistic --mode nth --every 2 --packet 0 "}) {
+    CAPTURE(m);
+    const auto half = lb(m);
+    CHECK(other_sources(half) == outcome::none);
+    REQUIRE(half.diagnostics.size() == 1);
+    CHECK(half.diagnostics[0].message.starts_with("a random or every-Nth match (statistic, numgen) on a rule that ends"));
+    CHECK_FALSE(compare(always.value, half.value).equivalent);
+  }
+}

@@ -1087,14 +1087,27 @@ class evaluator {
           break;
         }
         case cond_kind::random:
+        case cond_kind::nth:
+          // Outside NAT a share is no endpoint selection: a filter rule that ends or sends on only some of a
+          // frontend's connections is reported, as any condition the graph does not evaluate.
+          if (stage_ != stage::nat) {
+            m.assumed = true;
+            m.assumed_what = "a random or every-Nth match (statistic, numgen)";
+            if (leads_somewhere(r) && first_report(r))
+              warn(r.origin, error_code::unsupported_dispatch,
+                   "a random or every-Nth match outside NAT, on a path to the dispatch or a verdict, is not "
+                   "evaluated; assumed to match");
+            break;
+          }
+          if (c.kind == cond_kind::nth) {
+            // every N-th packet, or (`! --every N`) all the others
+            if (c.a != 0) m.probability *= c.negated ? 1.0 - 1.0 / c.a : 1.0 / c.a;
+            m.nth = true;
+            break;
+          }
           m.random = true;
           m.threshold = c.threshold;
           m.probability *= statistic_probability(c.threshold);
-          break;
-        case cond_kind::nth:
-          // every N-th packet, or (`! --every N`) all the others
-          if (c.a != 0) m.probability *= c.negated ? 1.0 - 1.0 / c.a : 1.0 / c.a;
-          m.nth = true;
           break;
         case cond_kind::recent_check:
           if (ignore_source) break;
