@@ -538,6 +538,8 @@ TEST_SUITE("kernel") {
              chain("netdev", "igmp type membership-query ip6 saddr ::1"), chain("inet", "icmp type echo-request frag id 1"),
              chain("inet", "icmpv6 type echo-request ct original ip saddr 1.2.3.4"),
              chain("bridge", "dnat to 1.2.3.4"), chain("arp", "masquerade"), chain("netdev", "redirect to :80"),
+             chain("ip", "ip dscp set meta mark"), chain("ip", "ct zone set meta mark"),
+             chain("ip", "meta priority set ip id"), chain("inet", "tcp dport set meta mark"),
              // a ct object's protocol is tcp or udp; a ct timeout's states are that protocol's
              std::string("table ip t {\n\tct helper h { type \"ftp\" protocol icmp; }\n}\n"),
              std::string("table ip t {\n\tct timeout x { protocol sctp; policy = { established: 10 }; }\n}\n"),
@@ -663,6 +665,7 @@ TEST_SUITE("kernel") {
              chain("inet", "ip saddr 1.2.3.4 icmpv6 type echo-request"), chain("ip", "icmpv6 type echo-request ip saddr 1.2.3.4"),
              chain("inet", "meta nfproto ipv4 icmpv6 type echo-request ip saddr 1.2.3.4"),
              chain("bridge", "ip6 saddr ::1 icmp type echo-request"),
+             chain("ip", "ct zone set meta cpu"), chain("ip", "meta mark set ct zone"), chain("ip", "ip id set meta cpu"),
              chain("ip", "ip option rr 3 accept"),
              std::string("table ip t {\n\tct timeout x { protocol tcp; policy = { unack: 10, syn_sent2: 1 }; }\n\tct "
                          "timeout y { policy = { unreplied: 1 }; protocol udp; }\n}\n"),

@@ -457,6 +457,11 @@ TEST_SUITE("unit") {
         {"meta l4proto tcp tproxy to 1.2.3.4", "inet", error_code::invalid_address, 20, "needs `ip` or `ip6`"},
         {"queue num 65536", "ip", error_code::number_out_of_range, 13, "queue number 65536"},
         {"synproxy wscale 256", "ip", error_code::number_out_of_range, 19, "256 is out of range (at most 255)"},
+        // a selector's value given to another type (checked against nft 1.0.6)
+        {"ip dscp set meta mark", "ip", error_code::invalid_value, 15, "a value of type mark given to dscp"},
+        {"ct zone set meta mark", "ip", error_code::invalid_value, 15, "datatype mismatch"},
+        {"meta priority set ip id", "ip", error_code::invalid_value, 21, "a 16-bit header field given to a 32-bit"},
+        {"tcp dport set meta mark", "inet", error_code::invalid_value, 17, "given to inet_service"},
         // NAT is for IPv4 and IPv6 (checked against nft 1.0.6)
         {"dnat to 1.2.3.4", "bridge", error_code::invalid_value, 3, "NAT in a table of family bridge"},
         {"masquerade", "arp", error_code::invalid_value, 3, "NAT is only supported for IPv4/IPv6"},
@@ -697,6 +702,9 @@ TEST_SUITE("unit") {
         "ct original protocol 6 dnat to ip daddr map { 1.2.3.4 : 10.0.0.1 . 80 }",
         // the IPsec headers are transport protocols for nft (found by a check against nft 1.0.6: refused)
         "esp spi 1 dnat to 1.2.3.4:80", "ah spi 1 redirect to :80", "comp cpi 1 tproxy to :80",
+        // a selector's value of an integer type fits; a mark takes other integer-based types (nft 1.1)
+        "meta mark set ip dscp", "ct zone set meta cpu", "meta mark set ct zone", "ct mark set meta mark",
+        "ip id set meta cpu",
         // what nft takes around ARP and icmp matches (more in other families below)
         "ether type arp arp operation request", "ether type arp meta l4proto tcp", "ether type != arp ip saddr 1.2.3.4",
         "ether type arp th dport 1", "icmpv6 type echo-request ip saddr 1.2.3.4",

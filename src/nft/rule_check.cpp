@@ -791,6 +791,31 @@ bool vlan_ether_type(const expr& v) noexcept {
   return true;  // a set or anything else: not judged
 }
 
+/// A selector's value given to `TARGET set` is of the target's datatype, as nft's evaluation asks
+/// (evaluate.c, `__stmt_evaluate_arg`): one of an integer type fits any target, except a header field of
+/// another width (`meta priority set ip id`, 16 bits for 32); any other type must be the target's (`ip
+/// dscp set meta mark`, `ct zone set meta mark`: "datatype mismatch"). A mark target is not judged: nft
+/// 1.1 takes other integer-based types there (`meta mark set ip dscp`, which 1.0.6 refuses). Constants,
+/// operations, hashes and maps are not judged here.
+void check_set_value(const expr& target, const expr& value) {
+  const type_info want = type_of(target);
+  const type_info have = type_of(value);
+  if (want.type == datatype::invalid || have.type == datatype::invalid || want.type == datatype::mark) return;
+  const auto integer = [](datatype t) {
+    return t == datatype::integer || t == datatype::xinteger || t == datatype::mptcp_subtype;
+  };
+  std::string why;
+  if (integer(have.type)) {
+    if (value.is<payload_expr>() && have.bits != 0 && want.bits != 0 && have.bits != want.bits)
+      why = fmt::format("a {}-bit header field given to a {}-bit {}", have.bits, want.bits, name(want.type));
+  } else if (have.type != want.type && !(integer(want.type) && integer(have.type))) {
+    why = fmt::format("a value of type {} given to {}", name(have.type), name(want.type));
+  }
+  if (!why.empty())
+    throw rule_problem{value.where, error_code::invalid_value,
+                       fmt::format("{} (nft: \"datatype mismatch\")", why)};
+}
+
 /// Whether an `ether type` or `meta protocol` value is ARP's (`arp`, 0x0806).
 bool names_arp(const expr& v) noexcept {
   if (const auto* sy = v.get<symbol_expr>()) return sy->name == "arp";
@@ -1147,6 +1172,7 @@ void check_all(family table_family, std::span<const stmt> stmts) {
         throw rule_problem{mg->value->where, error_code::invalid_value,
                            "ct secmark set to a constant: it takes the packet's (`ct secmark set meta secmark`) (nft: "
                            "\"ct secmark must not be set to constant value\")"};
+      if (mg->value != nullptr) check_set_value(*mg->target, *mg->value);
       scan_selectors(*mg->target, true, c);
       if (mg->value != nullptr) scan_selectors(*mg->value, true, c);
     } else if (const auto* rj = s.get<reject_stmt>()) {
