@@ -462,6 +462,9 @@ TEST_SUITE("unit") {
         {"ct zone set meta mark", "ip", error_code::invalid_value, 15, "datatype mismatch"},
         {"meta priority set ip id", "ip", error_code::invalid_value, 21, "a 16-bit header field given to a 32-bit"},
         {"tcp dport set meta mark", "inet", error_code::invalid_value, 17, "given to inet_service"},
+        {"dnat to tcp dport", "ip", error_code::invalid_value, 11, "a value of type inet_service given to ipv4_addr"},
+        {"dnat ip to meta mark", "inet", error_code::invalid_value, 14, "a value of type mark given to ipv4_addr"},
+        {"dnat to ip id", "ip", error_code::invalid_value, 11, "a 16-bit header field given to a 32-bit ipv4_addr"},
         // NAT is for IPv4 and IPv6 (checked against nft 1.0.6)
         {"dnat to 1.2.3.4", "bridge", error_code::invalid_value, 3, "NAT in a table of family bridge"},
         {"masquerade", "arp", error_code::invalid_value, 3, "NAT is only supported for IPv4/IPv6"},
@@ -704,7 +707,7 @@ TEST_SUITE("unit") {
         "esp spi 1 dnat to 1.2.3.4:80", "ah spi 1 redirect to :80", "comp cpi 1 tproxy to :80",
         // a selector's value of an integer type fits; a mark takes other integer-based types (nft 1.1)
         "meta mark set ip dscp", "ct zone set meta cpu", "meta mark set ct zone", "ct mark set meta mark",
-        "ip id set meta cpu",
+        "ip id set meta cpu", "dnat to ip daddr", "dnat to jhash ip saddr mod 2", "snat to ct original ip daddr",
         // what nft takes around ARP and icmp matches (more in other families below)
         "ether type arp arp operation request", "ether type arp meta l4proto tcp", "ether type != arp ip saddr 1.2.3.4",
         "ether type arp th dport 1", "icmpv6 type echo-request ip saddr 1.2.3.4",

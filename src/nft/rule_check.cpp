@@ -797,10 +797,15 @@ bool vlan_ether_type(const expr& v) noexcept {
 /// dscp set meta mark`, `ct zone set meta mark`: "datatype mismatch"). A mark target is not judged: nft
 /// 1.1 takes other integer-based types there (`meta mark set ip dscp`, which 1.0.6 refuses). Constants,
 /// operations, hashes and maps are not judged here.
+void check_selector_value(type_info want, const expr& value);
 void check_set_value(const expr& target, const expr& value) {
   const type_info want = type_of(target);
+  if (want.type != datatype::mark) check_selector_value(want, value);
+}
+/// The test of `check_set_value` for a value that must be of type `want`.
+void check_selector_value(type_info want, const expr& value) {
   const type_info have = type_of(value);
-  if (want.type == datatype::invalid || have.type == datatype::invalid || want.type == datatype::mark) return;
+  if (want.type == datatype::invalid || have.type == datatype::invalid) return;
   const auto integer = [](datatype t) {
     return t == datatype::integer || t == datatype::xinteger || t == datatype::mptcp_subtype;
   };
@@ -1228,6 +1233,14 @@ void check_all(family table_family, std::span<const stmt> stmts) {
       // (the family comes from what the rule matched before, not from a map's key; a transport protocol
       // does: `redirect to :tcp dport map { ... }`)
       check_family(table_family, c, n->protocol, n->address, s, "NAT");
+      // an address read from the packet is an address of the NAT's family (`dnat to tcp dport` is not)
+      if (const nfproto f = table_family == family::ip    ? nfproto::ip
+                            : table_family == family::ip6 ? nfproto::ip6
+                                                          : n->protocol;
+          f != nfproto::none && n->address != nullptr && n->mode != nat_mode::addr_port)
+        check_selector_value(type_info{f == nfproto::ip ? datatype::ipv4_addr : datatype::ipv6_addr,
+                                       static_cast<std::uint16_t>(f == nfproto::ip ? 32 : 128)},
+                             *n->address);
       for (const expr* e : {n->address, n->port})
         if (e != nullptr) scan_selectors(*e, true, c);
       if ((n->port != nullptr || n->mode == nat_mode::addr_port || maps_to_address_and_port(n->address)) &&
