@@ -2027,6 +2027,11 @@ TEST_CASE("a gate before conntrack never sees a new connection; one at NAT's pri
   CHECK(same.diagnostics[0].message ==
         "a filter chain at the NAT priority (-100): the kernel runs it before or after NAT in the order the chains "
         "were registered, which the dump does not show; the graph does not evaluate it");
+  // at conntrack's own priority the order is the kernel's registration too: taken as after, and said
+  const auto at_conntrack = lb("-200");
+  CHECK(ranges_of(at_conntrack.value).size() == 1);
+  REQUIRE(at_conntrack.diagnostics.size() == 1);
+  CHECK(at_conntrack.diagnostics[0].message.starts_with("a filter chain at conntrack's priority (-200)"));
 }
 
 TEST_CASE("a random match outside NAT is reported and not taken to end connections") {

@@ -269,14 +269,23 @@ class evaluator {
     visited_.assign(p.chains.size(), 0);
     ev_.mark_chain.assign(p.chains.size(), false);
     // A filter chain at NAT's own priority (nft `priority dstnat` on prerouting or output) runs before or
-    // after NAT by the order the kernel registered the two, which a dump does not show.
+    // after NAT by the order the kernel registered the two, which a dump does not show. At conntrack's own
+    // priority the same holds for conntrack: the graph takes it as run first.
     for (const auto& ch : p.chains)
-      if (ch.table == table_kind::filter && (ch.at == hook::prerouting || ch.at == hook::output) &&
-          ch.priority == nat_priority && ch.count > 0)
-        warn(ch.origin, error_code::unsupported_dispatch,
-             fmt::format("a filter chain at the NAT priority ({}): the kernel runs it before or after NAT in the order "
-                         "the chains were registered, which the dump does not show; the graph does not evaluate it",
-                         nat_priority));
+      if (ch.table == table_kind::filter && (ch.at == hook::prerouting || ch.at == hook::output) && ch.count > 0) {
+        if (ch.priority == nat_priority)
+          warn(ch.origin, error_code::unsupported_dispatch,
+               fmt::format("a filter chain at the NAT priority ({}): the kernel runs it before or after NAT in the "
+                           "order the chains were registered, which the dump does not show; the graph does not "
+                           "evaluate it",
+                           nat_priority));
+        if (ch.priority == conntrack_priority)
+          warn(ch.origin, error_code::unsupported_dispatch,
+               fmt::format("a filter chain at conntrack's priority ({}): the kernel runs it before or after conntrack "
+                           "in the order the two were registered, which the dump does not show; the graph takes "
+                           "conntrack as run first (`ct state new` matches)",
+                           conntrack_priority));
+      }
     // A mark set before NAT (raw/mangle tables, nft chains before dstnat) reaches the NAT chains' mark
     // matches; the stages are evaluated apart, so a mark match in NAT is then not decided here.
     {
@@ -1477,10 +1486,12 @@ class evaluator {
   }
   /// NAT's priority at prerouting and output (nft `dstnat`, NF_IP_PRI_NAT_DST).
   static constexpr std::int32_t nat_priority = -100;
-  /// Whether a base chain runs before conntrack (NF_IP_PRI_CONNTRACK, -200) sees the packet: nft `priority
-  /// raw` on prerouting or output. Its `ct state` matches find no conntrack entry: INVALID, never NEW.
+  /// Conntrack's priority at prerouting and output (NF_IP_PRI_CONNTRACK).
+  static constexpr std::int32_t conntrack_priority = -200;
+  /// Whether a base chain runs before conntrack sees the packet: nft `priority raw` on prerouting or
+  /// output. Its `ct state` matches find no conntrack entry: INVALID, never NEW.
   static bool runs_before_conntrack(const chain& ch) noexcept {
-    return (ch.at == hook::prerouting || ch.at == hook::output) && ch.priority < -200;
+    return (ch.at == hook::prerouting || ch.at == hook::output) && ch.priority < conntrack_priority;
   }
   /// The chains reached from `starts` (included) by jumps, gotos and verdict map elements.
   std::vector<char> reach(const std::vector<index>& starts) const {
