@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -1587,11 +1588,29 @@ void check_base_chains(const ruleset& rs, std::vector<diagnostic>& diags) {
   }
 }
 
+/// The hooks the kernel allows a statement at in the ip, ip6 and inet families, where it limits them
+/// (nft_reject_validate, nft_tproxy_validate, nft_synproxy_validate): reject not at postrouting, tproxy
+/// only at prerouting, synproxy only at input and forward. Nothing for the other statements.
+struct hook_limit {
+  std::string_view what;
+  bool (*allowed)(hook);
+  std::string_view where;
+};
+std::optional<hook_limit> hook_limit_of(const stmt& st) noexcept {
+  if (st.is<reject_stmt>())
+    return hook_limit{"reject", [](hook h) { return h != hook::postrouting; }, "prerouting, input, forward or output"};
+  if (st.is<tproxy_stmt>()) return hook_limit{"tproxy", [](hook h) { return h == hook::prerouting; }, "prerouting"};
+  if (st.is<synproxy_stmt>())
+    return hook_limit{"synproxy", [](hook h) { return h == hook::input || h == hook::forward; }, "input or forward"};
+  return std::nullopt;
+}
+
 /// The kernel's check of NAT statements against the base chains that reach them (nft_nat_validate,
 /// nft_chain_validate_hooks, run at commit): dnat and redirect only in nat chains at prerouting or
 /// output, snat only at postrouting or input, masquerade only at postrouting — also through jumps, gotos
-/// and verdict maps. A chain no base chain reaches is not checked. One error per statement, at it.
-void check_nat_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
+/// and verdict maps; and of the statements `hook_limit_of` names, in the ip, ip6 and inet families. A
+/// chain no base chain reaches is not checked. One error per statement, at it.
+void check_statement_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
   const auto allowed = [](nat_kind k, hook h) {
     switch (k) {
       case nat_kind::dnat:
@@ -1632,6 +1651,14 @@ void check_nat_hooks(const ruleset& rs, std::vector<diagnostic>& diags) {
                               : n->kind == nat_kind::snat     ? "postrouting or input"
                                                               : "prerouting or output"));
             }
+            if (const auto limit = hook_limit_of(st);
+                limit && (t.fam == family::ip || t.fam == family::ip6 || t.fam == family::inet) &&
+                !limit->allowed(b.base->hook_point) && reported.insert(&st).second)
+              commit_error(rs, diags, file, st.where,
+                           fmt::format("{} in chain {}, reached from base chain {} ({} hook {}): the kernel allows it "
+                                       "only at {} (\"Operation not supported\")",
+                                       limit->what, c.name, b.name, name(b.base->type), name(b.base->hook_point),
+                                       limit->where));
             if (const auto* a = st.get<anonymous_chain_stmt>(); a != nullptr && a->body != nullptr)
               for (const auto& r : a->body->rules) self(self, r.stmts, file);
           }
@@ -1775,7 +1802,7 @@ std::vector<diagnostic> apply(ruleset& r, const script& s, const apply_options& 
   const auto before = diags.size();
   work.sources.insert(work.sources.end(), s.sources.begin(), s.sources.end());
   check_base_chains(work, diags);
-  check_nat_hooks(work, diags);
+  check_statement_hooks(work, diags);
   check_jumps(work, diags);
   work.sources.resize(work.sources.size() - s.sources.size());
   if (diags.size() != before) return diags;
