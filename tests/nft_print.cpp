@@ -282,6 +282,9 @@ TEST_SUITE("unit") {
     CHECK(rule("reject with icmpx port-unreachable", "inet") == "reject");
     CHECK(rule("tcp dport 80 snat to 10.0.0.1-10.0.0.9:1024-2048 fully-random,persistent") ==
           "tcp dport 80 snat to 10.0.0.1-10.0.0.9:1024-2048 fully-random,persistent");
+    // a second list of flags replaces the first, as nft reads it (a tester's find: refused)
+    CHECK(rule("snat to 10.0.0.1 random persistent") == "snat to 10.0.0.1 persistent");
+    CHECK(rule("dnat to 10.0.0.1 random,persistent fully-random") == "dnat to 10.0.0.1 fully-random");
     CHECK(rule("tcp dport 80 dnat ip6 to [fe80::1]:8080", "inet") == "tcp dport 80 dnat ip6 to [fe80::1]:8080");
     CHECK(rule("tcp dport 80 masquerade to :1024-2048 random") == "tcp dport 80 masquerade to :1024-2048 random");
     CHECK(rule("tcp dport 80 redirect to :8080") == "tcp dport 80 redirect to :8080");

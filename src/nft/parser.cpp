@@ -2460,6 +2460,10 @@ struct nat_flag_action {
   static void apply0(state& st) { st.sx.nat.flags |= static_cast<std::uint8_t>(F); }
 };
 template <>
+struct action<g::nat_flags_again> {
+  static void apply0(state& st) { st.sx.nat.flags = 0; }
+};
+template <>
 struct action<g::nat_flag_random> : nat_flag_action<nat_flag::random> {};
 template <>
 struct action<g::nat_flag_fully_random> : nat_flag_action<nat_flag::fully_random> {};
