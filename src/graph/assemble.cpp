@@ -521,6 +521,13 @@ class assembler {
     const fe_work* only = nullptr;
     for (const auto* w : sw.fes) {
       if (!w->d.has_addr || w->d.local || (w->d.addr_set != none && w->d.addr_set != p_.cluster_ip_set)) continue;
+      // not one the dump places elsewhere: an address outside the ruleset's ClusterIP set (nft
+      // `cluster-ips`), or one only the filter chains name, outside the ClusterIP's chain (iptables
+      // KUBE-EXTERNAL-SERVICES)
+      if (!cluster_ips_.empty() && !in_cluster_set(w->d)) continue;
+      if (w->rec == none && w->filter_rec != none && p_.cluster_ip_chain != none &&
+          ev_.frontends[w->filter_rec].entry_chain != p_.cluster_ip_chain)
+        continue;
       if (only != nullptr) return nullptr;
       only = w;
     }
