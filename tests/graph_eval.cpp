@@ -2071,3 +2071,21 @@ TEST_CASE("a random match outside NAT is reported and not taken to end connectio
     CHECK_FALSE(compare(always.value, half.value).equivalent);
   }
 }
+
+TEST_CASE("an address only KUBE-EXTERNAL-SERVICES names is not taken for the ClusterIP") {
+  // a tester's find: with the ClusterIP's reject gone, a service's external IP was labelled cluster-ip
+  const auto g = graph_of_rules(
+      "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n"
+      ":KUBE-EXTERNAL-SERVICES - [0:0]\n-A INPUT -j KUBE-EXTERNAL-SERVICES\n-A FORWARD -j KUBE-EXTERNAL-SERVICES\n"
+      "-A FORWARD -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n"
+      "-A KUBE-EXTERNAL-SERVICES -d 198.51.100.7/32 -p tcp -m comment --comment \"ns/empty:http has no endpoints\" -m "
+      "tcp --dport 80 -j REJECT --reject-with icmp-port-unreachable\nCOMMIT\n"
+      "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n"
+      "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\nCOMMIT\n");
+  CHECK(g.diagnostics.empty());
+  REQUIRE(g.value.services.size() == 1);
+  REQUIRE(g.value.services[0].frontends.size() == 1);
+  const auto& f = g.value.services[0].frontends[0];
+  CHECK(f.kind == frontend_kind::external_or_load_balancer_ip);
+  CHECK(f.result == outcome::reject);
+}
