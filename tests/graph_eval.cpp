@@ -579,6 +579,33 @@ result<dispatch_graph> graph_result_of_nft(const std::string& text) {
 /// The graph of nft listing text.
 dispatch_graph graph_of_nft(const std::string& text) { return std::move(graph_result_of_nft(text).value); }
 
+/// kube-proxy's nftables table for one LoadBalancer IP with a source range: its firewall checked before NAT
+/// at prerouting and output, at these priorities.
+result<dispatch_graph> firewalled_lb(const std::string& prerouting_priority, const std::string& output_priority) {
+  return graph_result_of_nft(
+      "table ip kube-proxy {\n"
+      "\tmap firewall-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
+      "\t\telements = { 5.6.7.8 . tcp . 80 : goto firewall-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
+      "\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
+      "\t\telements = { 5.6.7.8 . tcp . 80 : goto external-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
+      "\tchain filter-prerouting-pre-dnat {\n\t\ttype filter hook prerouting priority " +
+      prerouting_priority +
+      "; policy accept;\n\t\tct state new jump firewall-check\n\t}\n"
+      "\tchain filter-output-pre-dnat {\n\t\ttype filter hook output priority " +
+      output_priority +
+      "; policy accept;\n\t\tct state new jump firewall-check\n\t}\n"
+      "\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n\t}\n"
+      "\tchain nat-output {\n\t\ttype nat hook output priority -100; policy accept;\n\t\tjump services\n\t}\n"
+      "\tchain firewall-check {\n\t\tip daddr . meta l4proto . th dport vmap @firewall-ips\n\t}\n"
+      "\tchain services {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n"
+      "\tchain firewall-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tip saddr != { 203.0.113.0/25 } drop\n\t}\n"
+      "\tchain endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 {\n\t\tmeta l4proto tcp dnat to 10.0.1.1:80\n\t}\n"
+      "\tchain service-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tnumgen random mod 1 vmap { 0 : goto "
+      "endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 }\n\t}\n"
+      "\tchain external-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tgoto service-AAAAAAAA-ns1/svc1/tcp/p80\n\t}\n}\n");
+}
+
+
 }  // namespace
 
 TEST_CASE("a negated statistic match takes the complement share, as xt_statistic inverts it") {
@@ -1798,28 +1825,7 @@ TEST_CASE("a goto to the mark chain, a RETURN after the MARK rule, and the hairp
 TEST_CASE("a source-range gate before NAT holds only where it runs at every hook NAT translates the frontend at") {
   // a tester's find, checked with connections through a network namespace: filter-output-pre-dnat moved
   // after NAT (priority -90) lets this node's own connections to the LoadBalancer IP through from any source
-  const auto lb = [](const std::string& output_priority) {
-    return graph_result_of_nft(
-        "table ip kube-proxy {\n"
-        "\tmap firewall-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
-        "\t\telements = { 5.6.7.8 . tcp . 80 : goto firewall-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
-        "\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
-        "\t\telements = { 5.6.7.8 . tcp . 80 : goto external-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
-        "\tchain filter-prerouting-pre-dnat {\n\t\ttype filter hook prerouting priority dstnat - 10; policy accept;\n"
-        "\t\tct state new jump firewall-check\n\t}\n"
-        "\tchain filter-output-pre-dnat {\n\t\ttype filter hook output priority " +
-        output_priority +
-        "; policy accept;\n\t\tct state new jump firewall-check\n\t}\n"
-        "\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n\t}\n"
-        "\tchain nat-output {\n\t\ttype nat hook output priority -100; policy accept;\n\t\tjump services\n\t}\n"
-        "\tchain firewall-check {\n\t\tip daddr . meta l4proto . th dport vmap @firewall-ips\n\t}\n"
-        "\tchain services {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n"
-        "\tchain firewall-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tip saddr != { 203.0.113.0/25 } drop\n\t}\n"
-        "\tchain endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 {\n\t\tmeta l4proto tcp dnat to 10.0.1.1:80\n\t}\n"
-        "\tchain service-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tnumgen random mod 1 vmap { 0 : goto "
-        "endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 }\n\t}\n"
-        "\tchain external-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tgoto service-AAAAAAAA-ns1/svc1/tcp/p80\n\t}\n}\n");
-  };
+  const auto lb = [](const std::string& output_priority) { return firewalled_lb("dstnat - 10", output_priority); };
   const auto ranges_of = [](const dispatch_graph& g) {
     REQUIRE(g.services.size() == 1);
     REQUIRE(g.services[0].frontends.size() == 1);
@@ -1986,28 +1992,7 @@ TEST_CASE("a filter verdict after NAT holds only where it runs at every hook unt
 TEST_CASE("a gate before conntrack never sees a new connection; one at NAT's priority is reported") {
   // a tester's find, checked with connections through a network namespace: at `priority raw` (before
   // conntrack) `ct state new` never matches (no conntrack entry yet: INVALID), so the firewall never runs
-  const auto lb = [](const std::string& prerouting_priority) {
-    return graph_result_of_nft(
-        "table ip kube-proxy {\n"
-        "\tmap firewall-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
-        "\t\telements = { 5.6.7.8 . tcp . 80 : goto firewall-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
-        "\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n"
-        "\t\telements = { 5.6.7.8 . tcp . 80 : goto external-AAAAAAAA-ns1/svc1/tcp/p80 }\n\t}\n"
-        "\tchain filter-prerouting-pre-dnat {\n\t\ttype filter hook prerouting priority " +
-        prerouting_priority +
-        "; policy accept;\n\t\tct state new jump firewall-check\n\t}\n"
-        "\tchain filter-output-pre-dnat {\n\t\ttype filter hook output priority -110; policy accept;\n"
-        "\t\tct state new jump firewall-check\n\t}\n"
-        "\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n\t}\n"
-        "\tchain nat-output {\n\t\ttype nat hook output priority -100; policy accept;\n\t\tjump services\n\t}\n"
-        "\tchain firewall-check {\n\t\tip daddr . meta l4proto . th dport vmap @firewall-ips\n\t}\n"
-        "\tchain services {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n"
-        "\tchain firewall-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tip saddr != { 203.0.113.0/25 } drop\n\t}\n"
-        "\tchain endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 {\n\t\tmeta l4proto tcp dnat to 10.0.1.1:80\n\t}\n"
-        "\tchain service-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tnumgen random mod 1 vmap { 0 : goto "
-        "endpoint-BBBBBBBB-ns1/svc1/tcp/p80__10.0.1.1/80 }\n\t}\n"
-        "\tchain external-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tgoto service-AAAAAAAA-ns1/svc1/tcp/p80\n\t}\n}\n");
-  };
+  const auto lb = [](const std::string& prerouting_priority) { return firewalled_lb(prerouting_priority, "-110"); };
   const auto ranges_of = [](const dispatch_graph& g) {
     REQUIRE(g.services.size() == 1);
     REQUIRE(g.services[0].frontends.size() == 1);

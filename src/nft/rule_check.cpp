@@ -465,6 +465,25 @@ std::optional<std::uint8_t> single_protocol(const set_expr& set) {
   }
   return one;
 }
+/// Refuses a header nft cannot read above ARP (an IP, icmp or transport header, an IPv4 option, an IPv6
+/// extension header) at `e`, `where` being how the rule came to ARP packets.
+void refuse_above_arp(header h, const expr& e, std::string_view where) {
+  switch (h) {
+    case header::ip: case header::ip6: case header::icmp: case header::igmp: case header::icmpv6: case header::ah:
+    case header::esp: case header::comp: case header::udp: case header::udplite: case header::tcp:
+    case header::dccp: case header::sctp:
+      throw rule_problem{e.where, error_code::invalid_value,
+                         fmt::format("a header of {} {} (nft: \"conflicting protocols specified: arp vs. {}\")",
+                                     name(h), where, name(h))};
+    case header::hbh: case header::rt: case header::rt0: case header::rt2: case header::srh: case header::frag:
+    case header::dst: case header::mh: case header::exthdr: case header::ip_option:
+      throw rule_problem{e.where, error_code::invalid_value,
+                         fmt::format("{} {} (nft: \"cannot use exthdr with arp\")",
+                                     h == header::ip_option ? "an IPv4 option" : "an IPv6 extension header", where)};
+    default:
+      break;
+  }
+}
 void scan_selectors(const expr& whole, bool equal, rule_context& c) {
   const expr& e = left_operand(whole);
   if (const auto* p = e.get<payload_expr>()) {
@@ -474,38 +493,9 @@ void scan_selectors(const expr& whole, bool equal, rule_context& c) {
     // (an earlier `ether type` or `vlan type` names the network header; an earlier `meta l4proto` the
     // transport one)
     const bool network = p->protocol == header::ip || p->protocol == header::ip6;
-    if (c.table_family == family::arp && !c.link_type_told && (network || !c.l4)) switch (p->protocol) {
-        case header::ip: case header::ip6: case header::icmp: case header::igmp: case header::icmpv6: case header::ah:
-        case header::esp: case header::comp: case header::udp: case header::udplite: case header::tcp:
-        case header::dccp: case header::sctp:
-          throw rule_problem{e.where, error_code::invalid_value,
-                             fmt::format("a header of {} in a table of family arp (nft: \"conflicting protocols "
-                                         "specified: arp vs. {}\")",
-                                         name(p->protocol), name(p->protocol))};
-        case header::hbh: case header::rt: case header::rt0: case header::rt2: case header::srh: case header::frag:
-        case header::dst: case header::mh: case header::exthdr: case header::ip_option:
-          throw rule_problem{e.where, error_code::invalid_value,
-                             fmt::format("{} in a table of family arp (nft: \"cannot use exthdr with arp\")",
-                                         p->protocol == header::ip_option ? "an IPv4 option" : "an IPv6 extension header")};
-        default:
-          break;
-      }
-    if (c.link_arp_at != nullptr) switch (p->protocol) {
-        case header::ip: case header::ip6: case header::icmp: case header::igmp: case header::icmpv6: case header::ah:
-        case header::esp: case header::comp: case header::udp: case header::udplite: case header::tcp:
-        case header::dccp: case header::sctp:
-          throw rule_problem{e.where, error_code::invalid_value,
-                             fmt::format("a header of {} after a match on ARP packets (nft: \"conflicting protocols "
-                                         "specified: arp vs. {}\")",
-                                         name(p->protocol), name(p->protocol))};
-        case header::hbh: case header::rt: case header::rt0: case header::rt2: case header::srh: case header::frag:
-        case header::dst: case header::mh: case header::exthdr: case header::ip_option:
-          throw rule_problem{e.where, error_code::invalid_value,
-                             fmt::format("{} after a match on ARP packets (nft: \"cannot use exthdr with arp\")",
-                                         p->protocol == header::ip_option ? "an IPv4 option" : "an IPv6 extension header")};
-        default:
-          break;
-      }
+    if (c.table_family == family::arp && !c.link_type_told && (network || !c.l4))
+      refuse_above_arp(p->protocol, e, "in a table of family arp");
+    if (c.link_arp_at != nullptr) refuse_above_arp(p->protocol, e, "after a match on ARP packets");
     if (p->protocol == header::arp && !c.link_type_told && !(c.table_family == family::inet && c.link_seen) &&
         (c.table_family == family::ip || c.table_family == family::ip6 || c.table_family == family::inet))
       throw rule_problem{e.where, error_code::invalid_value,
