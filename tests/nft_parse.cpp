@@ -460,11 +460,11 @@ TEST_SUITE("unit") {
         // a selector's value given to another type (checked against nft 1.0.6)
         {"ip dscp set meta mark", "ip", error_code::invalid_value, 15, "a value of type mark given to dscp"},
         {"ct zone set meta mark", "ip", error_code::invalid_value, 15, "datatype mismatch"},
-        {"meta priority set ip id", "ip", error_code::invalid_value, 21, "a 16-bit header field given to a 32-bit"},
+        {"meta priority set ip id", "ip", error_code::invalid_value, 21, "a header field of 16 bits given to classid (32"},
         {"tcp dport set meta mark", "inet", error_code::invalid_value, 17, "given to inet_service"},
         {"dnat to tcp dport", "ip", error_code::invalid_value, 11, "a value of type inet_service given to ipv4_addr"},
         {"dnat ip to meta mark", "inet", error_code::invalid_value, 14, "a value of type mark given to ipv4_addr"},
-        {"dnat to ip id", "ip", error_code::invalid_value, 11, "a 16-bit header field given to a 32-bit ipv4_addr"},
+        {"dnat to ip id", "ip", error_code::invalid_value, 11, "a header field of 16 bits given to ipv4_addr (32 bits)"},
         // NAT is for IPv4 and IPv6 (checked against nft 1.0.6)
         {"dnat to 1.2.3.4", "bridge", error_code::invalid_value, 3, "NAT in a table of family bridge"},
         {"masquerade", "arp", error_code::invalid_value, 3, "NAT is only supported for IPv4/IPv6"},

@@ -418,10 +418,9 @@ std::optional<std::uint8_t> protocol_value(const expr& e) {
 /// it, for the protocol selectors: `meta l4proto` with any one constant (a number nft has no header for
 /// is still a protocol), `ip protocol`, `ip6 nexthdr` and `ct protocol` with one it has a header for (the
 /// `transport_headers`); an anonymous set when one of its elements does. A range names none; a named set
-/// counts as one. So `ip protocol gre
-/// dnat to 1.2.3.4:80` and `meta l4proto 6-17 dnat to 1.2.3.4:80` are refused ("transport protocol mapping
-/// is only valid after transport protocol match"), `meta l4proto gre dnat to 1.2.3.4:80` loads. True for
-/// any other selector.
+/// counts as one. So `ip protocol gre dnat to 1.2.3.4:80` and `meta l4proto 6-17 dnat to 1.2.3.4:80` are
+/// refused ("transport protocol mapping is only valid after transport protocol match"), and `meta l4proto
+/// gre dnat to 1.2.3.4:80` loads. True for any other selector.
 bool sets_transport(const expr& left, const expr& right) {
   const auto* mk = left.get<meta_expr>();
   const auto* pk = left.get<payload_expr>();
@@ -781,34 +780,28 @@ bool vlan_ether_type(const expr& v) noexcept {
   return true;  // a set or anything else: not judged
 }
 
-/// A selector's value given to `TARGET set` is of the target's datatype, as nft's evaluation asks
-/// (evaluate.c, `__stmt_evaluate_arg`): one of an integer type fits any target, except a header field of
-/// another width (`meta priority set ip id`, 16 bits for 32); any other type must be the target's (`ip
-/// dscp set meta mark`, `ct zone set meta mark`: "datatype mismatch"). A mark target is not judged: nft
-/// 1.1 takes other integer-based types there (`meta mark set ip dscp`, which 1.0.6 refuses). Constants,
-/// operations, hashes and maps are not judged here.
-void check_selector_value(type_info want, const expr& value);
-void check_set_value(const expr& target, const expr& value) {
-  const type_info want = type_of(target);
-  if (want.type != datatype::mark) check_selector_value(want, value);
-}
-/// The test of `check_set_value` for a value that must be of type `want`.
+/// A selector's value given where a value of type `want` goes, as nft's evaluation asks (evaluate.c,
+/// `__stmt_evaluate_arg`): one of an integer type fits, except a header field of another width (`meta
+/// priority set ip id`, 16 bits for 32); any other type must be `want` (`ip dscp set meta mark`, `dnat to
+/// tcp dport`: "datatype mismatch"). Constants, operations, hashes and maps are not judged here.
 void check_selector_value(type_info want, const expr& value) {
   const type_info have = type_of(value);
   if (want.type == datatype::invalid || have.type == datatype::invalid) return;
-  const auto integer = [](datatype t) {
-    return t == datatype::integer || t == datatype::xinteger || t == datatype::mptcp_subtype;
-  };
+  const bool integer =
+      have.type == datatype::integer || have.type == datatype::xinteger || have.type == datatype::mptcp_subtype;
   std::string why;
-  if (integer(have.type)) {
-    if (value.is<payload_expr>() && have.bits != 0 && want.bits != 0 && have.bits != want.bits)
-      why = fmt::format("a {}-bit header field given to a {}-bit {}", have.bits, want.bits, name(want.type));
-  } else if (have.type != want.type && !(integer(want.type) && integer(have.type))) {
+  if (integer && value.is<payload_expr>() && have.bits != 0 && want.bits != 0 && have.bits != want.bits)
+    why = fmt::format("a header field of {} bits given to {} ({} bits)", have.bits, name(want.type), want.bits);
+  else if (!integer && have.type != want.type)
     why = fmt::format("a value of type {} given to {}", name(have.type), name(want.type));
-  }
   if (!why.empty())
-    throw rule_problem{value.where, error_code::invalid_value,
-                       fmt::format("{} (nft: \"datatype mismatch\")", why)};
+    throw rule_problem{value.where, error_code::invalid_value, fmt::format("{} (nft: \"datatype mismatch\")", why)};
+}
+/// `check_selector_value` for `TARGET set VALUE`. A mark target is not judged: nft 1.1 takes other
+/// integer-based types there (`meta mark set ip dscp`, which 1.0.6 refuses).
+void check_set_value(const expr& target, const expr& value) {
+  const type_info want = type_of(target);
+  if (want.type != datatype::mark) check_selector_value(want, value);
 }
 
 /// Whether an `ether type` or `meta protocol` value is ARP's (`arp`, 0x0806).
