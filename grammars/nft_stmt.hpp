@@ -215,9 +215,10 @@ struct nat_mode_interval : kw_interval {};
 struct nat_mode_prefix : kw_prefix {};
 struct nat_mode : sor<nat_mode_addr_port, nat_mode_interval, nat_mode_prefix> {};
 struct nat_target : sor<seq<one<':'>, sp, nat_port>, seq<nat_address, opt<sp, one<':'>, sp, nat_port>>> {};
-/// Before a second list of flags after snat/dnat (`random persistent`): nft keeps the last list only.
+/// Before each list of flags after snat/dnat: nft keeps the last list only (`random persistent` is
+/// `persistent`).
 struct nat_flags_again : pegtl::success {};
-struct nat_stmt_args : seq<opt<nat_family>, opt<nat_mode, sp1>, opt<kw_to, sp>, nat_target, opt<sp1, nf_nat_flags>,
+struct nat_stmt_args : seq<opt<nat_family>, opt<nat_mode, sp1>, opt<kw_to, sp>, nat_target,
                            star<sp1, at<nf_nat_flag>, nat_flags_again, nf_nat_flags>> {};
 struct nat_snat : kw_snat {};
 struct nat_dnat : kw_dnat {};

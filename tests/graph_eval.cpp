@@ -605,6 +605,29 @@ result<dispatch_graph> firewalled_lb(const std::string& prerouting_priority, con
       "\tchain external-AAAAAAAA-ns1/svc1/tcp/p80 {\n\t\tgoto service-AAAAAAAA-ns1/svc1/tcp/p80\n\t}\n}\n");
 }
 
+/// kube-proxy's iptables rules for one LoadBalancer IP with a source range: KUBE-FW-* leaves other sources
+/// untranslated for the filter KUBE-PROXY-FIREWALL to drop (the drop with `drop_match` before `-j DROP`),
+/// which the filter hooks `filter_hooks` jump to; the nat hooks' jumps when `nat_hooks`.
+result<dispatch_graph> firewalled_lb_rules(const std::vector<std::string>& filter_hooks,
+                                           const std::string& drop_match = "", bool nat_hooks = true) {
+  std::string text =
+      "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-PROXY-FIREWALL - [0:0]\n";
+  for (const auto& h : filter_hooks) text += "-A " + h + " -m conntrack --ctstate NEW -j KUBE-PROXY-FIREWALL\n";
+  text += "-A KUBE-PROXY-FIREWALL -d 5.6.7.8/32 -p tcp -m tcp --dport 80 " + drop_match + "-j DROP\nCOMMIT\n";
+  text +=
+      "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-FW-WEB0000000000000 - [0:0]\n"
+      ":KUBE-EXT-WEB0000000000000 - [0:0]\n:KUBE-SVC-WEB0000000000000 - [0:0]\n:KUBE-SEP-WEB0000000000001 - [0:0]\n";
+  if (nat_hooks) text += "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n";
+  text +=
+      "-A KUBE-SERVICES -d 5.6.7.8/32 -p tcp -m comment --comment \"ns/web:http loadbalancer IP\" -m tcp --dport 80 "
+      "-j KUBE-FW-WEB0000000000000\n"
+      "-A KUBE-FW-WEB0000000000000 -s 203.0.113.0/25 -j KUBE-EXT-WEB0000000000000\n"
+      "-A KUBE-EXT-WEB0000000000000 -j KUBE-SVC-WEB0000000000000\n"
+      "-A KUBE-SVC-WEB0000000000000 -j KUBE-SEP-WEB0000000000001\n"
+      "-A KUBE-SEP-WEB0000000000001 -p tcp -m tcp -j DNAT --to-destination 10.0.1.1:80\nCOMMIT\n";
+  return graph_of_rules(text);
+}
+
 
 }  // namespace
 
@@ -1884,22 +1907,7 @@ TEST_CASE("a source-range drop after NAT holds only where it runs at every hook 
   // to drop after NAT, and kube-proxy jumps to it from input, forward and output; without one of them,
   // those connections pass there
   const auto lb = [](const std::vector<std::string>& hooks, bool nat_hooks = true) {
-    std::string text =
-        "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-PROXY-FIREWALL - [0:0]\n";
-    for (const auto& h : hooks)
-      text += "-A " + h + " -m conntrack --ctstate NEW -j KUBE-PROXY-FIREWALL\n";
-    text +=
-        "-A KUBE-PROXY-FIREWALL -d 5.6.7.8/32 -p tcp -m tcp --dport 80 -j DROP\nCOMMIT\n"
-        "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-FW-WEB0000000000000 - [0:0]\n"
-        ":KUBE-EXT-WEB0000000000000 - [0:0]\n:KUBE-SVC-WEB0000000000000 - [0:0]\n:KUBE-SEP-WEB0000000000001 - [0:0]\n"
-        + std::string(nat_hooks ? "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n" : "") +
-        "-A KUBE-SERVICES -d 5.6.7.8/32 -p tcp -m comment --comment \"ns/web:http loadbalancer IP\" -m tcp --dport 80 "
-        "-j KUBE-FW-WEB0000000000000\n"
-        "-A KUBE-FW-WEB0000000000000 -s 203.0.113.0/25 -j KUBE-EXT-WEB0000000000000\n"
-        "-A KUBE-EXT-WEB0000000000000 -j KUBE-SVC-WEB0000000000000\n"
-        "-A KUBE-SVC-WEB0000000000000 -j KUBE-SEP-WEB0000000000001\n"
-        "-A KUBE-SEP-WEB0000000000001 -p tcp -m tcp -j DNAT --to-destination 10.0.1.1:80\nCOMMIT\n";
-    return graph_of_rules(text);
+    return firewalled_lb_rules(hooks, "", nat_hooks);
   };
   const auto frontend_of = [](const result<dispatch_graph>& g) {
     REQUIRE(g.value.services.size() == 1);
@@ -2023,21 +2031,7 @@ TEST_CASE("a random match outside NAT is reported and not taken to end connectio
   // a tester's find: `-m statistic` on the KUBE-PROXY-FIREWALL drop was taken as always matching (half the
   // connections from other sources get through)
   const auto lb = [](const std::string& drop_match) {
-    return graph_of_rules(
-        "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-PROXY-FIREWALL - [0:0]\n"
-        "-A INPUT -j KUBE-PROXY-FIREWALL\n-A FORWARD -j KUBE-PROXY-FIREWALL\n-A OUTPUT -j KUBE-PROXY-FIREWALL\n"
-        "-A KUBE-PROXY-FIREWALL -d 5.6.7.8/32 -p tcp -m tcp --dport 80 " +
-        drop_match +
-        "-j DROP\nCOMMIT\n"
-        "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-FW-WEB0000000000000 - [0:0]\n"
-        ":KUBE-EXT-WEB0000000000000 - [0:0]\n:KUBE-SVC-WEB0000000000000 - [0:0]\n:KUBE-SEP-WEB0000000000001 - [0:0]\n"
-        "-A PREROUTING -j KUBE-SERVICES\n-A OUTPUT -j KUBE-SERVICES\n"
-        "-A KUBE-SERVICES -d 5.6.7.8/32 -p tcp -m comment --comment \"ns/web:http loadbalancer IP\" -m tcp --dport 80 "
-        "-j KUBE-FW-WEB0000000000000\n"
-        "-A KUBE-FW-WEB0000000000000 -s 203.0.113.0/25 -j KUBE-EXT-WEB0000000000000\n"
-        "-A KUBE-EXT-WEB0000000000000 -j KUBE-SVC-WEB0000000000000\n"
-        "-A KUBE-SVC-WEB0000000000000 -j KUBE-SEP-WEB0000000000001\n"
-        "-A KUBE-SEP-WEB0000000000001 -p tcp -m tcp -j DNAT --to-destination 10.0.1.1:80\nCOMMIT\n");
+    return firewalled_lb_rules({"INPUT", "FORWARD", "OUTPUT"}, drop_match);
   };
   const auto other_sources = [](const result<dispatch_graph>& g) {
     REQUIRE(g.value.services.size() == 1);
